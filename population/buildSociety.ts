@@ -1,0 +1,156 @@
+/**
+ * One entry point for a scenario's agents and follow graph: a synthetic population plus a
+ * generated graph, or a real edge list (`--graph FILE`) with a synthetic population sized to its
+ * nodes. Estimates the memory it needs before allocating anything large.
+ */
+import os from 'node:os';
+import { z } from 'zod';
+import { buildGraph, type Graph } from '../sim-core/csr.ts';
+import { InputError } from '../sim-core/errors.ts';
+import type { Executor } from '../sim-core/exec.ts';
+import type { Table } from '../sim-core/table.ts';
+import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from './graphs.ts';
+import { loadEdgeList } from './loadEdgeList.ts';
+import { populationConfig, synthesizePopulation, type PopulationConfig } from './synthesize.ts';
+
+export const graphSpec = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('homophilous'),
+    meanFollowing: z.number().positive().default(20),
+    homophily: z.number().min(0).max(1).default(0.7),
+    preferential: z.number().min(0).max(1).default(0.8),
+    reciprocity: z.number().min(0).max(1).default(0.1),
+  }),
+  z.object({ kind: z.literal('barabasi-albert'), m: z.number().int().positive().default(5) }),
+  z.object({
+    kind: z.literal('erdos-renyi'),
+    meanDegree: z.number().positive().default(10),
+    directed: z.boolean().default(false),
+  }),
+  z.object({
+    /** One block per political leaning; pIn/pOut scaled so the mean degree is `meanDegree`. */
+    kind: z.literal('sbm'),
+    meanDegree: z.number().positive().default(10),
+    /** Ratio of within-block to between-block edge probability. */
+    assortativity: z.number().positive().default(5),
+    directed: z.boolean().default(false),
+  }),
+]);
+export type GraphSpec = z.input<typeof graphSpec>;
+
+export interface SocietyOptions {
+  agents: number;
+  seed: number;
+  graph: GraphSpec;
+  /** A real edge list; when given, the population is sized to its nodes (or to `agents` if fixed). */
+  graphFile?: string;
+  /** When true with graphFile, ids in the file are 0..agents-1 as-is. */
+  agentsFixed?: boolean;
+  population?: PopulationConfig;
+  /** Extra bytes per agent the scenario's phases will allocate (state, scratch). */
+  phaseBytesPerAgent?: number;
+  log?: (line: string) => void;
+}
+
+export interface Society {
+  agents: Table;
+  graph: Graph;
+  prototypes: Float32Array;
+  archetypes: number;
+  externalIds: Float64Array | string[] | null;
+}
+
+/** Expected edges of a generated graph (per direction counted once) for memory estimates. */
+export function expectedEdges(agents: number, spec: z.output<typeof graphSpec>): number {
+  switch (spec.kind) {
+    case 'homophilous':
+      return agents * spec.meanFollowing * (1 + spec.reciprocity);
+    case 'barabasi-albert':
+      return agents * spec.m;
+    case 'erdos-renyi':
+    case 'sbm':
+      return spec.directed ? agents * spec.meanDegree : (agents * spec.meanDegree) / 2;
+  }
+}
+
+/**
+ * Peak bytes while building: agent columns (~100 B/agent with scratch) plus, per edge, the
+ * generator's growable buffers (8 B), the shared edge list (8 B), the generator's attachment list
+ * (4 B) and both CSR directions (8 B).
+ */
+export function estimateBuildBytes(agents: number, edges: number, phaseBytesPerAgent = 0): number {
+  return agents * (100 + phaseBytesPerAgent + 16) + edges * 28;
+}
+
+/** Throws InputError when the estimate exceeds 85% of the machine's memory. */
+export function checkMemory(agents: number, edges: number, phaseBytesPerAgent = 0): void {
+  const need = estimateBuildBytes(agents, edges, phaseBytesPerAgent);
+  const have = os.totalmem();
+  if (need > 0.85 * have) {
+    const gib = (b: number) => (b / 2 ** 30).toFixed(1);
+    throw new InputError(
+      `population too large for this machine: ${agents} agents and ~${Math.round(edges)} edges need about ${gib(need)} GiB, ` +
+        `the machine has ${gib(have)} GiB; use fewer --agents or a sparser graph`,
+    );
+  }
+}
+
+function generate(agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): EdgeList {
+  switch (spec.kind) {
+    case 'homophilous':
+      return homophilousPreferential(agents, seed, { ...spec, opinion, topic, weight: activity });
+    case 'barabasi-albert':
+      return barabasiAlbert(agents, spec.m, seed);
+    case 'erdos-renyi': {
+      const pairs = spec.directed ? agents - 1 : agents - 1;
+      return erdosRenyi(agents, Math.min(1, spec.meanDegree / Math.max(1, pairs)), seed, spec.directed);
+    }
+    case 'sbm': {
+      // Blocks are leanings: renumbering agents would break row identity, so build the SBM over
+      // block-ordered ids and map them back to agent rows.
+      const sizes = new Array<number>(leanings).fill(0);
+      for (let i = 0; i < agents; i++) sizes[leaning[i]]++;
+      const order = new Int32Array(agents);
+      const at = sizes.map((_, b) => sizes.slice(0, b).reduce((x, y) => x + y, 0));
+      for (let i = 0; i < agents; i++) order[at[leaning[i]]++] = i;
+      const r = spec.assortativity;
+      const sumSq = sizes.reduce((s, x) => s + x * x, 0);
+      const cross = agents * agents - sumSq;
+      const pOut = (spec.meanDegree * agents) / Math.max(1, r * sumSq + cross);
+      const probs = sizes.map((_, a) => sizes.map((__, b) => Math.min(1, a === b ? r * pOut : pOut)));
+      const el = stochasticBlockModel(sizes, probs, seed, spec.directed);
+      for (let k = 0; k < el.src.length; k++) {
+        el.src[k] = order[el.src[k]];
+        el.dst[k] = order[el.dst[k]];
+      }
+      return el;
+    }
+  }
+}
+
+export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<Society> {
+  const log = o.log ?? (() => {});
+  const spec = graphSpec.parse(o.graph);
+  let edges: EdgeList;
+  let externalIds: Society['externalIds'] = null;
+  let pop;
+  if (o.graphFile) {
+    const loaded = await loadEdgeList(o.graphFile, { agents: o.agentsFixed ? o.agents : undefined, directed: spec.kind === 'homophilous' ? true : 'directed' in spec ? spec.directed : false });
+    checkMemory(loaded.nodes, loaded.src.length * (loaded.directed ? 1 : 2), o.phaseBytesPerAgent);
+    log(`loaded ${o.graphFile}: ${loaded.nodes} nodes, ${loaded.src.length} edges`);
+    pop = synthesizePopulation(loaded.nodes, o.seed, o.population);
+    edges = loaded;
+    externalIds = loaded.externalIds;
+  } else {
+    checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
+    pop = synthesizePopulation(o.agents, o.seed, o.population);
+    log(`synthesised ${o.agents} agents`);
+    const c = pop.agents.columns;
+    edges = generate(o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
+    log(`generated ${spec.kind} graph: ${edges.src.length} edges`);
+  }
+  const graph = await buildGraph(exec, pop.agents.length, edges.src, edges.dst, edges.directed);
+  return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds };
+}
+
+export { populationConfig };

@@ -1,0 +1,130 @@
+/**
+ * Contagion baselines on the follow graph, with the synchronous semantics NDlib documents: every
+ * decision in a step reads the state at the start of the step. Influence flows from an account to
+ * its followers (an edge u -> v, "u follows v", carries v's influence to u).
+ *
+ * - Independent cascade (IC): a node activated in step t gets one chance, with probability p, at
+ *   each inactive follower in step t + 1. States: 0 inactive, 1 newly active, 2 active (spent).
+ * - Linear threshold (LT): an inactive node adopts when the share of the accounts it follows that
+ *   have adopted reaches its threshold (uniform in [0, 1), drawn once; equal weights 1/out-degree).
+ *   States: 0 inactive, 1 adopted.
+ * - SIR / SIS: each infectious node tries each susceptible follower with probability beta per step,
+ *   then recovers with probability gamma (it still transmits in the step it recovers); SIS returns
+ *   recovered nodes to susceptible. States: 0 S, 1 I, 2 R.
+ * Fractions count the initial seeds.
+ */
+import { ensureColumn, sharedArray } from '../../sim-core/table.ts';
+import { keyOf, streamOf, uniform } from '../../sim-core/rng.ts';
+import type { Phase, World } from '../../sim-core/phase.ts';
+import { selectSeeds, type SeedStrategy } from '../seeds.ts';
+
+export interface SeedOptions {
+  /** How seeds are chosen (default `hubs`). */
+  seeds?: SeedStrategy;
+  /** Number of seed accounts (default 0.1% of agents, at least 1). */
+  seedCount?: number;
+}
+
+function stateColumn(world: World, labels: string[]): Uint8Array {
+  return ensureColumn(world.agents, 'state', { type: 'u8', dictionary: labels }) as Uint8Array;
+}
+
+function seedRows(world: World, name: string, o: SeedOptions): Int32Array {
+  const n = world.agents.length;
+  const count = o.seedCount ?? Math.max(1, Math.round(n * 0.001));
+  return selectSeeds(world.graph.followers, n, o.seeds ?? 'hubs', count, keyOf(world.seed, streamOf(`${name}.seeds`), 0));
+}
+
+export function independentCascade(o: SeedOptions & { p: number }): Phase {
+  let next: Uint8Array;
+  return {
+    name: 'independent-cascade',
+    reads: ['state'],
+    writes: ['state'],
+    metrics: { ic_new: 'i32', ic_active: 'i32', ic_fraction: 'f64' },
+    init(world) {
+      const state = stateColumn(world, ['inactive', 'new', 'active']);
+      next = sharedArray('u8', world.agents.length);
+      for (const v of seedRows(world, 'ic', o)) state[v] = 1;
+    },
+    async run(world, ctx) {
+      const { exec, agents, graph } = world;
+      const state = agents.columns.state as Uint8Array;
+      const n = agents.length;
+      const F = graph.followers;
+      await exec.run('spread', { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.p, key: ctx.key('ic') }, n);
+      await exec.run('transition', { state, from: 1, to: 2, p: 1, key: 0 }, n);
+      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
+      const counts = await exec.reduce('countCodes', { codes: state, k: 3 }, n);
+      const active = counts[1] + counts[2];
+      ctx.metric('ic_new', added ?? 0);
+      ctx.metric('ic_active', active);
+      ctx.metric('ic_fraction', active / n);
+    },
+  };
+}
+
+export function linearThreshold(o: SeedOptions): Phase {
+  let next: Uint8Array;
+  let share: Float32Array;
+  return {
+    name: 'linear-threshold',
+    reads: ['state', 'threshold'],
+    writes: ['state'],
+    metrics: { lt_new: 'i32', lt_active: 'i32', lt_fraction: 'f64' },
+    init(world) {
+      const state = stateColumn(world, ['inactive', 'adopted']);
+      const threshold = ensureColumn(world.agents, 'threshold', { type: 'f32' }) as Float32Array;
+      const n = world.agents.length;
+      next = sharedArray('u8', n);
+      share = sharedArray('f32', n);
+      const key = keyOf(world.seed, streamOf('lt.threshold'), 0);
+      for (let i = 0; i < n; i++) threshold[i] = uniform(key, i);
+      for (const v of seedRows(world, 'lt', o)) state[v] = 1;
+    },
+    async run(world, ctx) {
+      const { exec, agents, graph } = world;
+      const state = agents.columns.state as Uint8Array;
+      const threshold = agents.columns.threshold as Float32Array;
+      const n = agents.length;
+      const G = graph.following;
+      await exec.run('segmentShareEq', { offsets: G.offsets, targets: G.targets, state, value: 1, out: share }, n);
+      await exec.run('thresholdMark', { state, share, threshold, next, from: 0, mark: 1 }, n);
+      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
+      const [, active] = await exec.reduce('countCodes', { codes: state, k: 2 }, n);
+      ctx.metric('lt_new', added ?? 0);
+      ctx.metric('lt_active', active ?? 0);
+      ctx.metric('lt_fraction', (active ?? 0) / n);
+    },
+  };
+}
+
+export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolean }): Phase {
+  let next: Uint8Array;
+  const name = o.sis ? 'sis' : 'sir';
+  return {
+    name,
+    reads: ['state'],
+    writes: ['state'],
+    metrics: { susceptible: 'i32', infectious: 'i32', recovered: 'i32', new_infections: 'i32' },
+    init(world) {
+      const state = stateColumn(world, ['susceptible', 'infectious', 'recovered']);
+      next = sharedArray('u8', world.agents.length);
+      for (const v of seedRows(world, name, o)) state[v] = 1;
+    },
+    async run(world, ctx) {
+      const { exec, agents, graph } = world;
+      const state = agents.columns.state as Uint8Array;
+      const n = agents.length;
+      const F = graph.followers;
+      await exec.run('spread', { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.beta, key: ctx.key(`${name}.infect`) }, n);
+      await exec.run('transition', { state, from: 1, to: o.sis ? 0 : 2, p: o.gamma, key: ctx.key(`${name}.recover`) }, n);
+      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
+      const c = await exec.reduce('countCodes', { codes: state, k: 3 }, n);
+      ctx.metric('susceptible', c[0]);
+      ctx.metric('infectious', c[1]);
+      ctx.metric('recovered', c[2]);
+      ctx.metric('new_infections', added ?? 0);
+    },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * Synthetic population: categorical attributes drawn from given marginals, a continuous opinion
+ * centred on the political leaning, a D-dimensional interest vector mixed from T topic prototypes,
+ * a heavy-tailed activity level, a chronotype (24-hour activity profile) and an archetype id from
+ * binned attributes. Every draw is keyed by (seed, attribute stream, agent row), so a population is
+ * a pure function of (config, seed) and any row can be regenerated alone.
+ */
+import { z } from 'zod';
+import { keyOf, normal, streamOf, uniform } from '../sim-core/rng.ts';
+import { createTable, type Schema, type Table } from '../sim-core/table.ts';
+
+/** Activity tiers used for archetypes: bounds on the activity level. */
+export const ACTIVITY_TIERS = ['low', 'medium', 'high'] as const;
+
+export const marginal = z.object({
+  labels: z.array(z.string().min(1)).min(1).max(255),
+  weights: z.array(z.number().nonnegative()).min(1),
+});
+export type Marginal = z.infer<typeof marginal>;
+
+export const populationConfig = z
+  .object({
+    ageBand: marginal.default({
+      labels: ['18-24', '25-34', '35-44', '45-54', '55-64', '65+'],
+      weights: [0.14, 0.22, 0.2, 0.17, 0.14, 0.13],
+    }),
+    gender: marginal.default({ labels: ['female', 'male', 'other'], weights: [0.5, 0.48, 0.02] }),
+    region: marginal.default({ labels: ['north', 'south', 'east', 'west', 'central'], weights: [1, 1, 1, 1, 1] }),
+    leaning: marginal.default({
+      labels: ['left', 'center-left', 'center', 'center-right', 'right'],
+      weights: [0.15, 0.2, 0.3, 0.2, 0.15],
+    }),
+    /** Opinion centre of each leaning label, in [-1, 1]; defaults to evenly spaced. */
+    leaningCentres: z.array(z.number().min(-1).max(1)).optional(),
+    /** Standard deviation of opinion around the leaning's centre. */
+    opinionSpread: z.number().nonnegative().default(0.15),
+    /** Interest dimension D and number of topic prototypes T. */
+    interestDim: z.number().int().min(2).max(256).default(16),
+    topics: z.number().int().min(1).max(255).default(64),
+    /** Pareto shape of the activity level (smaller = heavier tail); mean activity is `activityMean`. */
+    activityShape: z.number().gt(1).default(2),
+    activityMean: z.number().gt(0).max(1).default(0.1),
+  })
+  .superRefine((c, ctx) => {
+    for (const key of ['ageBand', 'gender', 'region', 'leaning'] as const) {
+      const m = c[key];
+      if (m.labels.length !== m.weights.length) {
+        ctx.addIssue({ code: 'custom', path: [key, 'weights'], message: `needs ${m.labels.length} weights, one per label` });
+      } else if (!(m.weights.reduce((a, b) => a + b, 0) > 0)) {
+        ctx.addIssue({ code: 'custom', path: [key, 'weights'], message: 'must not all be zero' });
+      }
+    }
+    const archetypes = c.ageBand.labels.length * c.leaning.labels.length * ACTIVITY_TIERS.length;
+    if (archetypes > 65536) {
+      // The archetype id is a u16 column.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ageBand', 'labels'],
+        message: `age bands x leanings x ${ACTIVITY_TIERS.length} activity tiers gives ${archetypes} archetypes; at most 65536 fit`,
+      });
+    }
+    if (c.leaningCentres && c.leaningCentres.length !== c.leaning.labels.length) {
+      ctx.addIssue({ code: 'custom', path: ['leaningCentres'], message: `needs one centre per leaning label (${c.leaning.labels.length})` });
+    }
+  });
+export type PopulationConfig = z.input<typeof populationConfig>;
+
+export const CHRONOTYPES = ['early', 'daytime', 'evening', 'night'] as const;
+
+/**
+ * Relative activity per hour of day for each chronotype (peak = 1). Shapes follow the diurnal
+ * curve of posting activity reported for Twitter (low at 3-5 am, evening peak); the four types
+ * shift that curve.
+ */
+export const HOURLY_PROFILES: readonly (readonly number[])[] = CHRONOTYPES.map((_, c) => {
+  const peak = [9, 13, 20, 23][c];
+  return Array.from({ length: 24 }, (_, h) => {
+    const d = Math.min(Math.abs(h - peak), 24 - Math.abs(h - peak));
+    return 0.1 + 0.9 * Math.exp(-(d * d) / (2 * 3.5 * 3.5));
+  });
+});
+
+export function agentSchema(labels: {
+  ageBand: readonly string[];
+  gender: readonly string[];
+  region: readonly string[];
+  leaning: readonly string[];
+  interestDim: number;
+}) {
+  return {
+    age_band: { type: 'u8', dictionary: labels.ageBand },
+    gender: { type: 'u8', dictionary: labels.gender },
+    region: { type: 'u8', dictionary: labels.region },
+    leaning: { type: 'u8', dictionary: labels.leaning },
+    chronotype: { type: 'u8', dictionary: CHRONOTYPES },
+    activity_tier: { type: 'u8', dictionary: ACTIVITY_TIERS },
+    topic: { type: 'u8' },
+    archetype: { type: 'u16' },
+    activity: { type: 'f32' },
+    opinion: { type: 'f32' },
+    interest: { type: 'f32', width: labels.interestDim, snapshot: false },
+  } satisfies Schema;
+}
+
+export interface Population {
+  agents: Table;
+  /** T x D row-major unit vectors: the topic prototypes. */
+  prototypes: Float32Array;
+  config: z.output<typeof populationConfig>;
+  /** Number of archetypes (age band x leaning x activity tier); empty ones included. */
+  archetypes: number;
+}
+
+/**
+ * The scale xm of a Pareto(shape a > 1) whose values capped at 1 have mean `mean` in (0, 1]:
+ * E[min(X, 1)] = (a*xm - xm^a) / (a - 1) for xm <= 1, increasing from 0 to 1, solved by bisection.
+ */
+export function paretoScaleForCappedMean(mean: number, a: number): number {
+  const f = (xm: number) => (a * xm - xm ** a) / (a - 1);
+  let lo = 0;
+  let hi = 1;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (f(mid) < mean) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+function cdfOf(weights: readonly number[]): Float64Array {
+  const total = weights.reduce((a, b) => a + b, 0);
+  const cdf = new Float64Array(weights.length);
+  let acc = 0;
+  for (let i = 0; i < weights.length; i++) cdf[i] = acc += weights[i] / total;
+  cdf[weights.length - 1] = 1;
+  return cdf;
+}
+
+function fillCategorical(out: Uint8Array, weights: readonly number[], key: number): void {
+  const cdf = cdfOf(weights);
+  const k = cdf.length;
+  for (let i = 0; i < out.length; i++) {
+    const u = uniform(key, i);
+    let c = 0;
+    while (c < k - 1 && u >= cdf[c]) c++;
+    out[i] = c;
+  }
+}
+
+/** Unit-length topic prototypes, a function of (seed, T, D). */
+export function topicPrototypes(seed: number, topics: number, dim: number): Float32Array {
+  const key = keyOf(seed, streamOf('population.prototypes'), 0);
+  const p = new Float32Array(topics * dim);
+  for (let t = 0; t < topics; t++) {
+    let norm = 0;
+    for (let d = 0; d < dim; d++) {
+      const v = normal(key, t * dim + d);
+      p[t * dim + d] = v;
+      norm += v * v;
+    }
+    norm = Math.sqrt(norm);
+    for (let d = 0; d < dim; d++) p[t * dim + d] /= norm;
+  }
+  return p;
+}
+
+/** Generates `agents` synthetic users; a pure function of (agents, config, seed). */
+export function synthesizePopulation(agents: number, seed: number, input: PopulationConfig = {}): Population {
+  const config = populationConfig.parse(input);
+  const D = config.interestDim;
+  const T = config.topics;
+  const schema = agentSchema({
+    ageBand: config.ageBand.labels,
+    gender: config.gender.labels,
+    region: config.region.labels,
+    leaning: config.leaning.labels,
+    interestDim: D,
+  });
+  const table = createTable(schema, agents);
+  const c = table.columns;
+  const key = (name: string) => keyOf(seed, streamOf(`population.${name}`), 0);
+
+  fillCategorical(c.age_band as Uint8Array, config.ageBand.weights, key('age_band'));
+  fillCategorical(c.gender as Uint8Array, config.gender.weights, key('gender'));
+  fillCategorical(c.region as Uint8Array, config.region.weights, key('region'));
+  fillCategorical(c.leaning as Uint8Array, config.leaning.weights, key('leaning'));
+  fillCategorical(c.chronotype as Uint8Array, [0.2, 0.35, 0.3, 0.15], key('chronotype'));
+
+  const L = config.leaning.labels.length;
+  const centres = config.leaningCentres ?? Array.from({ length: L }, (_, i) => (L === 1 ? 0 : -1 + (2 * i) / (L - 1)));
+  const Leaning = c.leaning as Uint8Array;
+  const Opinion = c.opinion as Float32Array;
+  const kOp = key('opinion');
+  for (let i = 0; i < agents; i++) {
+    const o = centres[Leaning[i]] + config.opinionSpread * normal(kOp, i);
+    Opinion[i] = o < -1 ? -1 : o > 1 ? 1 : o;
+  }
+
+  // Activity: Pareto(shape a, scale xm) capped at 1, with xm chosen so the capped mean is
+  // activityMean (the uncapped mean a*xm/(a-1) overshoots by xm^a/(a-1): 2.5% at the defaults,
+  // more than half for shapes near 1).
+  const a = config.activityShape;
+  const xm = paretoScaleForCappedMean(config.activityMean, a);
+  const Activity = c.activity as Float32Array;
+  const Tier = c.activity_tier as Uint8Array;
+  const kAct = key('activity');
+  const tierLow = xm * 2 ** (1 / a); // median of the Pareto
+  const tierHigh = xm * 5 ** (1 / a); // top 20%
+  for (let i = 0; i < agents; i++) {
+    const v = xm / Math.pow(1 - uniform(kAct, i), 1 / a);
+    const act = v > 1 ? 1 : v;
+    Activity[i] = act;
+    Tier[i] = act < tierLow ? 0 : act < tierHigh ? 1 : 2;
+  }
+
+  // Interests: primary prototype (biased by leaning, so topics and stance correlate), plus a
+  // weaker secondary one and noise, normalised. Noise is keyed by (row, dimension) rather than by
+  // row * D + dimension, which would wrap at 2^32 (16.7M agents at D = 256) and repeat rows.
+  const prototypes = topicPrototypes(seed, T, D);
+  const Topic = c.topic as Uint8Array;
+  const Interest = c.interest as Float32Array;
+  const kTop = key('topic');
+  const kInt = key('interest');
+  const perLeaning = Math.max(1, Math.floor(T / L));
+  for (let i = 0; i < agents; i++) {
+    const u = uniform(kTop, i, 0);
+    const t1 = u < 0.6 ? (Leaning[i] * perLeaning + Math.floor(uniform(kTop, i, 1) * perLeaning)) % T : Math.floor(uniform(kTop, i, 2) * T);
+    const t2 = Math.floor(uniform(kTop, i, 3) * T);
+    Topic[i] = t1;
+    let norm = 0;
+    const base = i * D;
+    for (let d = 0; d < D; d++) {
+      const v = prototypes[t1 * D + d] + 0.4 * prototypes[t2 * D + d] + 0.15 * normal(kInt, i, d);
+      Interest[base + d] = v;
+      norm += v * v;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (let d = 0; d < D; d++) Interest[base + d] /= norm;
+  }
+
+  // Archetype: age band x leaning x activity tier.
+  const Age = c.age_band as Uint8Array;
+  const Arch = c.archetype as Uint16Array;
+  const nTier = ACTIVITY_TIERS.length;
+  for (let i = 0; i < agents; i++) Arch[i] = (Age[i] * L + Leaning[i]) * nTier + Tier[i];
+
+  return { agents: table, prototypes, config, archetypes: config.ageBand.labels.length * L * nTier };
+}
+
+/** Bytes per agent the synthetic population's columns take (for memory estimates). */
+export function populationBytesPerAgent(interestDim = 16): number {
+  return 7 + 2 + 4 + 4 + 4 * interestDim;
+}

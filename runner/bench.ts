@@ -1,0 +1,164 @@
+/**
+ * `socsim bench`: the performance figures DESIGN.md section 10 budgets, as medians over repeated
+ * runs with the spread. Never part of `npm test`. `--json` prints
+ * {"machine": {...}, "results": [{"name", "median", "min", "max", "unit", "runs"}]}.
+ */
+import os from 'node:os';
+import { buildGraph, graphBytes, type Graph } from '../sim-core/csr.ts';
+import { createExecutor, type Executor } from '../sim-core/exec.ts';
+import { runStep, type Phase, type World } from '../sim-core/phase.ts';
+import { tableBytes, type Table } from '../sim-core/table.ts';
+import { barabasiAlbert, homophilousPreferential } from '../population/graphs.ts';
+import { synthesizePopulation } from '../population/synthesize.ts';
+import { independentCascade, linearThreshold, sir } from '../population/classic/cascade.ts';
+import { deffuant, degroot, hegselmannKrause, voter } from '../population/classic/opinion.ts';
+
+export interface BenchResult {
+  name: string;
+  median: number;
+  min: number;
+  max: number;
+  unit: string;
+  runs: number;
+}
+
+export interface BenchOptions {
+  json: boolean;
+  runs: number;
+  only?: string[];
+  agents: number;
+}
+
+function sizeLabel(n: number): string {
+  if (n % 1_000_000 === 0) return `${n / 1_000_000}m`;
+  if (n % 1000 === 0) return `${n / 1000}k`;
+  return String(n);
+}
+
+function summarise(name: string, unit: string, xs: number[]): BenchResult {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return { name, median: mid, min: s[0], max: s[s.length - 1], unit, runs: s.length };
+}
+
+export function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memory_bytes: os.totalmem(),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    date: new Date().toISOString(),
+  };
+}
+
+async function buildSocial(exec: Executor, n: number, seed: number) {
+  const pop = synthesizePopulation(n, seed);
+  const c = pop.agents.columns;
+  const el = homophilousPreferential(n, seed, {
+    meanFollowing: 45,
+    homophily: 0.7,
+    reciprocity: 0.1,
+    opinion: c.opinion as Float32Array,
+    topic: c.topic as Uint8Array,
+    weight: c.activity as Float32Array,
+  });
+  const graph = await buildGraph(exec, n, el.src, el.dst, true);
+  return { agents: pop.agents, graph };
+}
+
+async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRun: number, reset?: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (const p of phases) await p.init?.(world);
+  for (let w = 0; w < 2; w++) await runStep(world, phases, w); // warm-up (JIT, worker start)
+  for (let r = 0; r < runs; r++) {
+    if (reset) await reset();
+    const t0 = performance.now();
+    for (let s = 0; s < stepsPerRun; s++) await runStep(world, phases, 100 + r * stepsPerRun + s);
+    out.push((performance.now() - t0) / 1000 / stepsPerRun);
+  }
+  return out;
+}
+
+export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
+  const n = o.agents;
+  const L = sizeLabel(n);
+  const want = (name: string) => !o.only || o.only.some((p) => name.startsWith(p));
+  const results: BenchResult[] = [];
+  const say = (r: BenchResult) => {
+    results.push(r);
+    if (!o.json) {
+      const f = (v: number) => (r.unit === 's' ? v.toFixed(4) : v.toPrecision(4));
+      process.stdout.write(`${r.name.padEnd(34)} ${f(r.median).padStart(12)} ${r.unit.padEnd(8)} [${f(r.min)} .. ${f(r.max)}] n=${r.runs}\n`);
+    }
+  };
+  if (!o.json) process.stdout.write(`machine: ${JSON.stringify(machineInfo())}\n`);
+
+  const buildName = `build-${L}-50m`;
+  if (want(buildName) || want('bytes-per')) {
+    const exec = createExecutor(2);
+    const times: number[] = [];
+    let last: { agents: Table; graph: Graph } | undefined;
+    for (let r = 0; r < (want(buildName) ? o.runs : 1); r++) {
+      last = undefined;
+      const t0 = performance.now();
+      last = await buildSocial(exec, n, r + 1);
+      times.push((performance.now() - t0) / 1000);
+    }
+    await exec.close();
+    if (want(buildName)) say(summarise(buildName, 's', times));
+    const g = last!.graph;
+    const offsets = g.following.offsets.byteLength + g.followers.offsets.byteLength;
+    const perAgent = (tableBytes(last!.agents) + offsets) / n;
+    const perEdge = (graphBytes(g) - offsets) / g.edges;
+    say(summarise('bytes-per-agent', 'B', [perAgent]));
+    say(summarise('bytes-per-edge', 'B', [perEdge]));
+    say(summarise(`edges-${L}-social`, 'edges', [g.edges]));
+  }
+
+  const modelNames = ['voter', 'ic', 'sir', 'lt', 'degroot', 'deffuant', 'hk'];
+  const needBa = modelNames.some((m) => [1, 2].some((t) => want(`${m}-step-${L}-ba5-t${t}`))) || want('agent-steps');
+  if (needBa) {
+    const build = createExecutor(2);
+    const pop = synthesizePopulation(n, 1);
+    const el = barabasiAlbert(n, 5, 1);
+    const graph = await buildGraph(build, n, el.src, el.dst, false);
+    await build.close();
+    const make: Record<string, () => Phase[]> = {
+      voter: () => [voter()],
+      ic: () => [independentCascade({ p: 0.05, seeds: 'hubs', seedCount: 1000 })],
+      sir: () => [sir({ beta: 0.05, gamma: 0.2, seeds: 'random', seedCount: 1000 })],
+      lt: () => [linearThreshold({ seeds: 'random', seedCount: 50_000 })],
+      degroot: () => [degroot()],
+      deffuant: () => [deffuant({ eps: 0.3, mu: 0.5 })],
+      hk: () => [hegselmannKrause({ eps: 0.2 })],
+    };
+    for (const t of [1, 2]) {
+      for (const m of modelNames) {
+        const name = `${m}-step-${L}-ba5-t${t}`;
+        if (!want(name) && !(m === 'voter' && t === 2 && want('agent-steps'))) continue;
+        const exec = createExecutor(t);
+        const world: World = { agents: pop.agents, graph, exec, seed: 1, stepSeconds: 3600 };
+        const phases = make[m]();
+        const cascade = m === 'ic' || m === 'sir' || m === 'lt';
+        // Contagions change with every step: each run restarts from the seeds and averages 10 steps.
+        const reset = cascade
+          ? async () => {
+              (pop.agents.columns.state as Uint8Array).fill(0);
+              for (const p of phases) await p.init?.(world);
+            }
+          : undefined;
+        const xs = await timeSteps(world, phases, Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 1, reset);
+        await exec.close();
+        const r = summarise(name, 's', xs);
+        if (want(name)) say(r);
+        if (m === 'voter' && t === 2 && want('agent-steps')) {
+          say(summarise(`agent-steps-per-s-voter-${L}-t2`, 'steps/s', xs.map((x) => n / x)));
+        }
+      }
+    }
+  }
+  if (o.json) process.stdout.write(JSON.stringify({ machine: machineInfo(), results }, null, 2) + '\n');
+  return results;
+}

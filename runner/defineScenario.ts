@@ -1,0 +1,69 @@
+/**
+ * A scenario describes a run: its parameters (a zod object with defaults, overridable from the
+ * CLI), its default size, and a `setup` that builds the agents, the follow graph and the phases.
+ * `runScenario` does the rest (steps, files, progress, interruption).
+ */
+import { z } from 'zod';
+import type { Graph } from '../sim-core/csr.ts';
+import type { Executor } from '../sim-core/exec.ts';
+import type { Phase } from '../sim-core/phase.ts';
+import type { Table } from '../sim-core/table.ts';
+
+export interface SetupContext<P> {
+  agents: number;
+  seed: number;
+  exec: Executor;
+  params: P;
+  /** `--graph FILE`, when given: scenarios that accept real graphs load it instead of generating. */
+  graphFile?: string;
+  /** True when `--agents` was given explicitly (with --graph: ids are 0..agents-1 as-is). */
+  agentsGiven: boolean;
+  log(line: string): void;
+}
+
+export interface ScenarioWorld {
+  agents: Table;
+  graph: Graph;
+  phases: Phase[];
+}
+
+export interface Scenario<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  params: S;
+  defaults: {
+    agents: number;
+    steps: number;
+    /** Simulated seconds per step (default 3600). */
+    stepSeconds?: number;
+    /** Write an agent snapshot every this many steps (0: only the first and last). */
+    snapshotEvery?: number;
+  };
+  /** Whether `--graph FILE` is accepted. */
+  acceptsGraph?: boolean;
+  setup(ctx: SetupContext<z.output<S>>): Promise<ScenarioWorld>;
+}
+
+const scenarioShape = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'use lowercase letters, digits and dashes'),
+  description: z.string().min(1),
+  params: z.instanceof(z.ZodObject),
+  defaults: z.object({
+    agents: z.number().int().positive(),
+    steps: z.number().int().nonnegative(),
+    stepSeconds: z.number().positive().optional(),
+    snapshotEvery: z.number().int().nonnegative().optional(),
+  }),
+  acceptsGraph: z.boolean().optional(),
+  setup: z.function(),
+});
+
+/** Declares a scenario; checks its shape once, at import. */
+export function defineScenario<S extends z.ZodObject>(s: Scenario<S>): Scenario<S> {
+  const r = scenarioShape.safeParse(s);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new Error(`invalid scenario definition: ${i.path.join('.')}: ${i.message}`);
+  }
+  return s;
+}

@@ -1,0 +1,49 @@
+/** `socsim inspect`: a readable summary of a run directory. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { readArrowFile } from '../sim-core/arrowFile.ts';
+import { InputError } from '../sim-core/errors.ts';
+import type { Manifest } from './runDirectory.ts';
+
+function describeArrow(file: string): string {
+  const t = readArrowFile(file);
+  const cols = t.schema.fields.map((f) => `${f.name}:${String(f.type)}`).join(', ');
+  return `${t.numRows} rows; ${cols}`;
+}
+
+export function inspectRun(dir: string): string {
+  const manifestFile = path.join(dir, 'manifest.json');
+  if (!fs.existsSync(manifestFile)) throw new InputError(`${dir} is not a run directory (no manifest.json); pass the folder socsim run wrote`);
+  let m: Manifest;
+  try {
+    m = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
+  } catch (e) {
+    throw new InputError(`${manifestFile} is not valid JSON (${(e as Error).message})`);
+  }
+  const walls = [...m.step_wall_ms].sort((a, b) => a - b);
+  const med = walls.length ? walls[Math.floor(walls.length / 2)] : NaN;
+  const lines = [
+    `run        ${path.resolve(dir)}`,
+    `scenario   ${m.scenario.name} (${m.scenario.file})`,
+    `status     ${m.status}${m.error ? `: ${m.error}` : ''}`,
+    `size       ${m.agents} agents, ${m.edges} edges (${m.directed ? 'directed' : 'undirected'})`,
+    `steps      ${m.steps_completed}/${m.steps_requested}, median ${med.toFixed(1)} ms/step, set-up ${m.setup_seconds.toFixed(1)} s`,
+    `seed       ${m.seed}   threads ${m.threads}   backend ${m.backend}`,
+    `parameters ${JSON.stringify(m.parameters)}`,
+    'files:',
+  ];
+  const files = [m.files.metrics, m.files.graph, ...m.files.agents];
+  for (const f of files) {
+    const p = path.join(dir, f);
+    if (!fs.existsSync(p)) {
+      lines.push(`  ${f}: missing`);
+      continue;
+    }
+    try {
+      lines.push(`  ${f}: ${describeArrow(p)}`);
+    } catch (e) {
+      lines.push(`  ${f}: unreadable (${(e as Error).message})`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}

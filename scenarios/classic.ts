@@ -1,0 +1,38 @@
+/**
+ * Shared set-up of the classic-model scenarios: a synthetic population on a Barabasi-Albert graph
+ * (m = 5) by default, or on a real edge list given with `--graph FILE`.
+ */
+import { z } from 'zod';
+import { buildSociety, graphSpec, type GraphSpec } from '../population/buildSociety.ts';
+import type { Phase } from '../sim-core/phase.ts';
+import { defineScenario, type SetupContext } from '../runner/defineScenario.ts';
+
+export function classicScenario<S extends z.ZodRawShape>(o: {
+  name: string;
+  description: string;
+  params: S;
+  steps?: number;
+  phases(p: z.output<z.ZodObject<S>>): Phase[];
+}) {
+  const params = z.object({ graph: graphSpec.default({ kind: 'barabasi-albert', m: 5 }), ...o.params });
+  return defineScenario({
+    name: o.name,
+    description: o.description,
+    params,
+    defaults: { agents: 100_000, steps: o.steps ?? 30, snapshotEvery: 10 },
+    acceptsGraph: true,
+    async setup(ctx: SetupContext<z.output<typeof params>>) {
+      const p = ctx.params as { graph: GraphSpec } & z.output<z.ZodObject<S>>;
+      const society = await buildSociety(ctx.exec, {
+        agents: ctx.agents,
+        seed: ctx.seed,
+        graph: p.graph,
+        graphFile: ctx.graphFile,
+        agentsFixed: ctx.agentsGiven,
+        phaseBytesPerAgent: 16,
+        log: ctx.log,
+      });
+      return { agents: society.agents, graph: society.graph, phases: o.phases(p) };
+    },
+  });
+}

@@ -1,0 +1,11 @@
+/** Deffuant bounded confidence (synchronous, one-sided; see population/classic/opinion.ts). */
+import { z } from 'zod';
+import { deffuant, opinionStats } from '../population/classic/opinion.ts';
+import { classicScenario } from './classic.ts';
+
+export default classicScenario({
+  name: 'deffuant',
+  description: 'Deffuant bounded-confidence opinion dynamics',
+  params: { eps: z.number().min(0).max(2).default(0.3), mu: z.number().min(0).max(1).default(0.5) },
+  phases: (p) => [deffuant(p), opinionStats()],
+});

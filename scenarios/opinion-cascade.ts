@@ -1,0 +1,47 @@
+/**
+ * Opinion cascade: a synthetic population on a homophilous scale-free follow graph; opinions evolve
+ * by bounded confidence (Hegselmann-Krause over followed accounts) while a story spreads as an
+ * independent cascade seeded at the most-followed accounts. The default `npm run demo`.
+ */
+import { z } from 'zod';
+import { buildSociety, graphSpec } from '../population/buildSociety.ts';
+import { independentCascade } from '../population/classic/cascade.ts';
+import { hegselmannKrause, opinionStats } from '../population/classic/opinion.ts';
+import { defineScenario } from '../runner/defineScenario.ts';
+
+export default defineScenario({
+  name: 'opinion-cascade',
+  description: 'Bounded-confidence opinions on a homophilous follow graph, with an independent cascade seeded at hubs',
+  params: z.object({
+    graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 20, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
+    /** Confidence bound of the Hegselmann-Krause update. */
+    eps: z.number().min(0).max(2).default(0.3),
+    /** Independent-cascade transmission probability per follower per step. */
+    p: z.number().min(0).max(1).default(0.05),
+    seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
+    seedCount: z.number().int().positive().default(50),
+  }),
+  defaults: { agents: 200_000, steps: 30, snapshotEvery: 10 },
+  acceptsGraph: true,
+  async setup(ctx) {
+    const p = ctx.params;
+    const society = await buildSociety(ctx.exec, {
+      agents: ctx.agents,
+      seed: ctx.seed,
+      graph: p.graph,
+      graphFile: ctx.graphFile,
+      agentsFixed: ctx.agentsGiven,
+      phaseBytesPerAgent: 8,
+      log: ctx.log,
+    });
+    return {
+      agents: society.agents,
+      graph: society.graph,
+      phases: [
+        hegselmannKrause({ eps: p.eps }),
+        independentCascade({ p: p.p, seeds: p.seeds, seedCount: p.seedCount }),
+        opinionStats(),
+      ],
+    };
+  },
+});

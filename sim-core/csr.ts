@@ -1,0 +1,88 @@
+/**
+ * The follow graph in compressed sparse row form, in both directions: `following` (out-edges: whom
+ * a user reads) and `followers` (in-edges: who reads a user). For undirected graphs both are the
+ * same object, holding every edge in both directions.
+ */
+import type { Executor } from './exec.ts';
+import { sharedArray } from './table.ts';
+
+export interface Csr {
+  /** Row v's neighbours are targets[offsets[v] .. offsets[v + 1]); Float64Array past 2^31 - 1 edges. */
+  offsets: Int32Array | Float64Array;
+  targets: Int32Array;
+}
+
+export interface Graph {
+  nodes: number;
+  /** Edges stored per direction (an undirected edge counts twice). */
+  edges: number;
+  directed: boolean;
+  following: Csr;
+  followers: Csr;
+}
+
+/** Rows are split into this many ranges for construction: each range scans every edge once. */
+const BUILD_PARTS = 4;
+
+/** Builds one CSR from (keys, values) and optional mirrored (keys2, values2) edge arrays. */
+async function buildCsr(
+  exec: Executor,
+  nodes: number,
+  keys: Int32Array,
+  values: Int32Array,
+  keys2?: Int32Array,
+  values2?: Int32Array,
+): Promise<Csr> {
+  const m = keys.length + (keys2?.length ?? 0);
+  const counts = sharedArray('i32', nodes);
+  await exec.run('countKeys', keys2 ? { keys, keys2, counts } : { keys, counts }, nodes, { parts: BUILD_PARTS });
+  const offsets = m < 2 ** 31 ? sharedArray('i32', nodes + 1) : sharedArray('f64', nodes + 1);
+  const cursor = sharedArray('f64', nodes);
+  let acc = 0;
+  for (let v = 0; v < nodes; v++) {
+    offsets[v] = acc;
+    cursor[v] = acc;
+    acc += counts[v];
+  }
+  offsets[nodes] = acc;
+  const targets = sharedArray('i32', m);
+  await exec.run(
+    'scatterKeys',
+    keys2 && values2 ? { keys, values, keys2, values2, cursor, targets } : { keys, values, cursor, targets },
+    nodes,
+    { parts: BUILD_PARTS },
+  );
+  return { offsets, targets };
+}
+
+/**
+ * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes)). Neighbour order
+ * within a row follows edge-list order, so the result is the same for any thread count.
+ * Undirected graphs store each edge in both directions once, shared by `following`/`followers`.
+ */
+export async function buildGraph(
+  exec: Executor,
+  nodes: number,
+  src: Int32Array,
+  dst: Int32Array,
+  directed = true,
+): Promise<Graph> {
+  if (directed) {
+    const following = await buildCsr(exec, nodes, src, dst);
+    const followers = await buildCsr(exec, nodes, dst, src);
+    return { nodes, edges: src.length, directed, following, followers };
+  }
+  const both = await buildCsr(exec, nodes, src, dst, dst, src);
+  return { nodes, edges: 2 * src.length, directed, following: both, followers: both };
+}
+
+/** Degree of row v. */
+export function degree(csr: Csr, v: number): number {
+  return csr.offsets[v + 1] - csr.offsets[v];
+}
+
+/** Bytes held by the graph's arrays (shared CSR counted once). */
+export function graphBytes(g: Graph): number {
+  const one = (c: Csr) => c.offsets.byteLength + c.targets.byteLength;
+  return g.following === g.followers ? one(g.following) : one(g.following) + one(g.followers);
+}

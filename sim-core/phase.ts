@@ -1,0 +1,80 @@
+/**
+ * Phases and the step loop. A step is an ordered list of phases; each declares the agent columns
+ * it reads and writes and the metrics it reports. The loop is deliberately tiny: the work lives in
+ * the phases, and the phases do their heavy lifting through kernels (`exec`).
+ */
+import type { Graph } from './csr.ts';
+import type { Executor } from './exec.ts';
+import { keyOf, streamOf } from './rng.ts';
+import type { Table } from './table.ts';
+
+export interface World {
+  agents: Table;
+  graph: Graph;
+  exec: Executor;
+  seed: number;
+  /** Simulated seconds per step. */
+  stepSeconds: number;
+}
+
+export type MetricType = 'f64' | 'i32';
+
+export interface StepContext {
+  step: number;
+  /** Simulated time at the start of the step, in seconds since the run began. */
+  time: number;
+  /** Counter-based RNG key for (run seed, stream name, this step). */
+  key(stream: string): number;
+  /** Records a metric for this step's metrics row (declared by the phase). */
+  metric(name: string, value: number): void;
+}
+
+export interface Phase {
+  name: string;
+  /** Agent columns read and written (documentation and checks; see `checkPhases`). */
+  reads: readonly string[];
+  writes: readonly string[];
+  /** Metrics this phase reports every step, in order. */
+  metrics?: Readonly<Record<string, MetricType>>;
+  /** Called once before the first step (allocate state, seed a cascade). */
+  init?(world: World): Promise<void> | void;
+  run(world: World, ctx: StepContext): Promise<void> | void;
+}
+
+/** Checks that every column a phase declares exists by the time the phase runs. */
+export function checkPhases(world: World, phases: readonly Phase[]): void {
+  for (const p of phases) {
+    for (const c of [...p.reads, ...p.writes]) {
+      if (!(c in world.agents.columns)) {
+        throw new Error(`phase ${p.name} declares column "${c}", which the agent table does not have`);
+      }
+    }
+  }
+}
+
+/** The metric columns of a step list, in phase order. */
+export function metricSchema(phases: readonly Phase[]): Array<[string, MetricType]> {
+  const out: Array<[string, MetricType]> = [];
+  const seen = new Set<string>();
+  for (const p of phases) {
+    for (const [name, type] of Object.entries(p.metrics ?? {})) {
+      if (seen.has(name)) throw new Error(`metric ${name} is reported by two phases`);
+      seen.add(name);
+      out.push([name, type]);
+    }
+  }
+  return out;
+}
+
+/** Runs one step: every phase in order. Returns the step's metrics. */
+export async function runStep(world: World, phases: readonly Phase[], step: number): Promise<Map<string, number>> {
+  const metrics = new Map<string, number>();
+  const ctx: StepContext = {
+    step,
+    time: step * world.stepSeconds,
+    key: (stream) => keyOf(world.seed, streamOf(stream), step),
+    metric: (name, value) => void metrics.set(name, value),
+  };
+  for (const phase of phases) await phase.run(world, ctx);
+  return metrics;
+}

@@ -1,0 +1,79 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildGraph, degree, graphBytes } from '../../sim-core/csr.ts';
+import { createExecutor } from '../../sim-core/exec.ts';
+import { sharedArray } from '../../sim-core/table.ts';
+
+const inline = createExecutor(1);
+const pool = createExecutor(2);
+afterAll(async () => {
+  await inline.close();
+  await pool.close();
+});
+
+function edges(pairs: Array<[number, number]>) {
+  const src = sharedArray('i32', pairs.length);
+  const dst = sharedArray('i32', pairs.length);
+  pairs.forEach(([u, v], k) => {
+    src[k] = u;
+    dst[k] = v;
+  });
+  return { src, dst };
+}
+
+const row = (c: { offsets: ArrayLike<number>; targets: Int32Array }, v: number) =>
+  Array.from(c.targets.subarray(c.offsets[v], c.offsets[v + 1]));
+
+describe('buildGraph', () => {
+  // 0 follows 1 and 2; 1 follows 2; 3 follows 0; 4 follows 0 and 2; 5 follows nobody.
+  const pairs: Array<[number, number]> = [[0, 1], [3, 0], [0, 2], [1, 2], [4, 2], [4, 0]];
+
+  it('builds both directions of a hand-built 6-node graph, rows in edge-list order', async () => {
+    for (const ex of [inline, pool]) {
+      const { src, dst } = edges(pairs);
+      const g = await buildGraph(ex, 6, src, dst, true);
+      expect(g.edges).toBe(6);
+      expect(Array.from(g.following.offsets)).toEqual([0, 2, 3, 3, 4, 6, 6]);
+      expect(row(g.following, 0)).toEqual([1, 2]);
+      expect(row(g.following, 4)).toEqual([2, 0]);
+      expect(row(g.followers, 2)).toEqual([0, 1, 4]);
+      expect(row(g.followers, 0)).toEqual([3, 4]);
+      expect(degree(g.followers, 5)).toBe(0);
+      expect(g.following.offsets).toBeInstanceOf(Int32Array);
+      expect(graphBytes(g)).toBe(2 * (7 * 4 + 6 * 4));
+    }
+  });
+
+  it('stores undirected graphs once, in both directions', async () => {
+    const { src, dst } = edges([[0, 1], [1, 2], [2, 0], [3, 1]]);
+    const g = await buildGraph(inline, 4, src, dst, false);
+    expect(g.following).toBe(g.followers);
+    expect(g.edges).toBe(8);
+    expect(row(g.following, 1)).toEqual([2, 0, 3]);
+    expect(row(g.following, 3)).toEqual([1]);
+  });
+
+  it('gives identical arrays for 1 and 2 threads on a larger random graph', async () => {
+    const n = 100_000;
+    const m = 1_000_000;
+    const src = sharedArray('i32', m);
+    const dst = sharedArray('i32', m);
+    let x = 12345;
+    for (let k = 0; k < m; k++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      src[k] = x % n;
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      dst[k] = x % n;
+    }
+    const a = await buildGraph(inline, n, src, dst, true);
+    const b = await buildGraph(pool, n, src, dst, true);
+    const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
+      Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+    expect(eq(a.following.offsets, b.following.offsets)).toBe(true);
+    expect(eq(a.following.targets, b.following.targets)).toBe(true);
+    expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
+    // Every edge appears exactly once in each direction.
+    let sum = 0;
+    for (let v = 0; v < n; v++) sum += degree(a.following, v);
+    expect(sum).toBe(m);
+  });
+});
