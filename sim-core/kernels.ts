@@ -185,40 +185,41 @@ function segmentBoundedMean(
   }
 }
 
-/** Share of each row's neighbours whose state equals `value` (0 for rows without neighbours). */
-function segmentShareEq(
-  a: { offsets: Offsets; targets: Int32Array; state: Uint8Array; value: number; out: Float32Array },
-  start: number,
-  end: number,
-): void {
-  const { offsets: Off, targets: Tgt, state: State, value, out: Out } = a;
-  for (let v = start; v < end; v++) {
-    const lo = Off[v];
-    const hi = Off[v + 1];
-    let c = 0;
-    for (let j = lo; j < hi; j++) if (State[Tgt[j]] === value) c++;
-    Out[v] = hi > lo ? c / (hi - lo) : 0;
-  }
-}
-
 /**
- * Threshold rule (linear threshold): rows with state[i] === from and share[i] >= threshold[i] get
- * next[i] = mark. Returns [rows marked].
+ * Threshold rule (linear threshold), fused: every row with state[v] === from computes the share of
+ * its neighbours whose state equals `value` and, when that share reaches threshold[v] (and it has
+ * at least one neighbour), gets next[v] = mark. Rows not in state `from` are skipped, so the cost
+ * falls as adoption spreads. Returns [rows marked].
  */
 function thresholdMark(
-  a: { state: Uint8Array; share: Float32Array; threshold: Float32Array; next: Uint8Array; from: number; mark: number },
+  a: {
+    offsets: Offsets;
+    targets: Int32Array;
+    state: Uint8Array;
+    threshold: Float32Array;
+    next: Uint8Array;
+    from: number;
+    value: number;
+    mark: number;
+  },
   start: number,
   end: number,
 ): number[] {
-  const { state: State, share: Share, threshold: Th, next: Next, from, mark } = a;
-  let c = 0;
-  for (let i = start; i < end; i++) {
-    if (State[i] === from && Share[i] >= Th[i]) {
-      Next[i] = mark;
-      c++;
+  const { offsets: Off, targets: Tgt, state: State, threshold: Th, next: Next, from, value, mark } = a;
+  let marked = 0;
+  for (let v = start; v < end; v++) {
+    if (State[v] !== from) continue;
+    const lo = Off[v];
+    const hi = Off[v + 1];
+    if (hi === lo) continue;
+    let c = 0;
+    for (let j = lo; j < hi; j++) if (State[Tgt[j]] === value) c++;
+    if (c / (hi - lo) >= Th[v]) {
+      Next[v] = mark;
+      marked++;
     }
   }
-  return [c];
+  return [marked];
 }
 
 /**
@@ -361,7 +362,6 @@ export const kernels = {
   transition,
   segmentMean,
   segmentBoundedMean,
-  segmentShareEq,
   thresholdMark,
   boundedStep,
   bernoulli,

@@ -6,7 +6,8 @@
  * - Independent cascade (IC): a node activated in step t gets one chance, with probability p, at
  *   each inactive follower in step t + 1. States: 0 inactive, 1 newly active, 2 active (spent).
  * - Linear threshold (LT): an inactive node adopts when the share of the accounts it follows that
- *   have adopted reaches its threshold (uniform in [0, 1), drawn once; equal weights 1/out-degree).
+ *   have adopted reaches its threshold (uniform in [0, 1), drawn once; equal weights 1/out-degree;
+ *   an account that follows nobody never adopts).
  *   States: 0 inactive, 1 adopted.
  * - SIR / SIS: each infectious node tries each susceptible follower with probability beta per step,
  *   then recovers with probability gamma (it still transmits in the step it recovers); SIS returns
@@ -66,7 +67,6 @@ export function independentCascade(o: SeedOptions & { p: number }): Phase {
 
 export function linearThreshold(o: SeedOptions): Phase {
   let next: Uint8Array;
-  let share: Float32Array;
   return {
     name: 'linear-threshold',
     reads: ['state', 'threshold'],
@@ -77,7 +77,6 @@ export function linearThreshold(o: SeedOptions): Phase {
       const threshold = ensureColumn(world.agents, 'threshold', { type: 'f32' }) as Float32Array;
       const n = world.agents.length;
       next = sharedArray('u8', n);
-      share = sharedArray('f32', n);
       const key = keyOf(world.seed, streamOf('lt.threshold'), 0);
       for (let i = 0; i < n; i++) threshold[i] = uniform(key, i);
       for (const v of seedRows(world, 'lt', o)) state[v] = 1;
@@ -88,8 +87,7 @@ export function linearThreshold(o: SeedOptions): Phase {
       const threshold = agents.columns.threshold as Float32Array;
       const n = agents.length;
       const G = graph.following;
-      await exec.run('segmentShareEq', { offsets: G.offsets, targets: G.targets, state, value: 1, out: share }, n);
-      await exec.run('thresholdMark', { state, share, threshold, next, from: 0, mark: 1 }, n);
+      await exec.run('thresholdMark', { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
       const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
       const [, active] = await exec.reduce('countCodes', { codes: state, k: 2 }, n);
       ctx.metric('lt_new', added ?? 0);
