@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { keyOf, normal, streamOf, uniform } from '../sim-core/rng.ts';
-import { createTable, type Schema, type Table } from '../sim-core/table.ts';
+import { createTable, sharedArray, type Schema, type Table } from '../sim-core/table.ts';
 
 /** Activity tiers used for archetypes: bounds on the activity level. */
 export const ACTIVITY_TIERS = ['low', 'medium', 'high'] as const;
@@ -150,7 +150,7 @@ function fillCategorical(out: Uint8Array, weights: readonly number[], key: numbe
 /** Unit-length topic prototypes, a function of (seed, T, D). */
 export function topicPrototypes(seed: number, topics: number, dim: number): Float32Array {
   const key = keyOf(seed, streamOf('population.prototypes'), 0);
-  const p = new Float32Array(topics * dim);
+  const p = sharedArray('f32', topics * dim);
   for (let t = 0; t < topics; t++) {
     let norm = 0;
     for (let d = 0; d < dim; d++) {

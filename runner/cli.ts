@@ -86,6 +86,7 @@ export function buildProgram(): Command {
     .option('--out <dir>', 'run directory (default: runs/<scenario>)')
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
+    .option('--events', 'also write events.arrow, the full action trace (large)')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
     .addOption(new Option('--quiet', 'no progress output'))
     .action(async (scenarioArg: string, opts) => {
@@ -116,6 +117,7 @@ export function buildProgram(): Command {
         out: opts.out,
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
+        events: !!opts.events,
         params,
         scenarioFile: path.relative(process.cwd(), file),
         onStep: progress?.step,

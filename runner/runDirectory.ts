@@ -34,8 +34,12 @@ export interface Manifest {
   finished_at?: string;
   setup_seconds: number;
   step_wall_ms: number[];
+  /** Wall time of each phase in every step, by phase name. */
+  phase_wall_ms: Record<string, number[]>;
   peak_rss_bytes: number;
-  files: { metrics: string; graph: string; agents: string[] };
+  /** Whether events.arrow (the full action trace) was written. */
+  events?: boolean;
+  files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
 }
 
 /** Writes JSON atomically (temp file + rename), so a reader never sees half a manifest. */
@@ -48,7 +52,9 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 /** Removes the files a previous run left in `dir`, so stale snapshots never mix with new ones. */
 export function prepareRunDirectory(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of ['manifest.json', 'metrics.arrow', 'graph.arrow']) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow']) {
+    fs.rmSync(path.join(dir, f), { force: true });
+  }
   fs.rmSync(path.join(dir, 'agents'), { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'agents'));
 }

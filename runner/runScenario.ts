@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { createExecutor } from '../sim-core/exec.ts';
-import { checkPhases, metricSchema, runStep, type World } from '../sim-core/phase.ts';
-import { writeArrowFile } from '../sim-core/arrowFile.ts';
+import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
+import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/arrowFile.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
 import {
@@ -34,6 +34,8 @@ export interface RunOptions {
   out?: string;
   snapshotEvery?: number;
   stepSeconds?: number;
+  /** Write the full action trace (events.arrow). */
+  events?: boolean;
   /** Scenario parameter overrides (already parsed from `--set key=value`). */
   params?: Record<string, unknown>;
   scenarioFile?: string;
@@ -42,6 +44,31 @@ export interface RunOptions {
   log?(line: string): void;
   /** Resolves to true once the run should stop at the next step boundary. */
   signal?: { stopRequested: boolean };
+}
+
+/** The run directory's extra files, opened by phases through `world.out`. */
+class Outputs implements RunOutputs {
+  private readonly open = new Map<string, ArrowFileAppender>();
+  private readonly written: string[] = [];
+  constructor(
+    readonly dir: string,
+    readonly events: boolean,
+  ) {}
+  appender(name: string, schema: ColumnData[]): ArrowFileAppender {
+    if (this.open.has(name)) throw new Error(`${name} is already open`);
+    const a = ArrowFileAppender.open(path.join(this.dir, name), schema);
+    this.open.set(name, a);
+    return a;
+  }
+  writeFile(name: string, columns: ColumnData[], rows: number, metadata?: Record<string, string>): void {
+    writeArrowFile(path.join(this.dir, name), columns, rows, metadata);
+    this.written.push(name);
+  }
+  /** Closes every appender; returns the names of all files written. */
+  close(): string[] {
+    for (const a of this.open.values()) a.close();
+    return [...this.open.keys(), ...this.written].sort();
+  }
 }
 
 export interface RunResult {
@@ -106,14 +133,24 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     started_at: started.toISOString(),
     setup_seconds: 0,
     step_wall_ms: [],
+    phase_wall_ms: {},
     peak_rss_bytes: 0,
     files: { metrics: 'metrics.arrow', graph: 'graph.arrow', agents: [] },
   };
   let metrics: MetricsWriter | undefined;
   let prepared = false;
+  let finishPhases: (() => Promise<void>) | undefined;
+  let closeOutputs: (() => string[]) | undefined;
   const manifestFile = path.join(dir, 'manifest.json');
-  const finish = (status: Manifest['status'], error?: string) => {
-    metrics?.close();
+  const finish = async (status: Manifest['status'], error?: string) => {
+    try {
+      await finishPhases?.();
+    } finally {
+      finishPhases = undefined;
+      metrics?.close();
+      const extra = closeOutputs?.() ?? [];
+      manifest.files.other = extra;
+    }
     manifest.status = status;
     if (error) manifest.error = error;
     manifest.finished_at = new Date().toISOString();
@@ -131,16 +168,26 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       agentsGiven: o.agents !== undefined,
       log,
     });
-    const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds };
+    prepareRunDirectory(dir);
+    prepared = true;
+    const outputs = new Outputs(dir, o.events ?? false);
+    closeOutputs = () => outputs.close();
+    const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };
     const phases = world0.phases;
+    finishPhases = async () => {
+      for (const p of phases) await p.finish?.(world);
+      if (world.graph !== world0.graph) {
+        writeGraph(path.join(dir, 'graph-end.arrow'), world.graph);
+        manifest.files.graph_end = 'graph-end.arrow';
+      }
+    };
     manifest.agents = world.agents.length;
     manifest.edges = world.graph.directed ? world.graph.edges : world.graph.edges / 2;
     manifest.directed = world.graph.directed;
+    manifest.events = outputs.events;
     for (const p of phases) await p.init?.(world);
     checkPhases(world, phases);
 
-    prepareRunDirectory(dir);
-    prepared = true;
     writeJsonAtomic(manifestFile, manifest);
     writeGraph(path.join(dir, 'graph.arrow'), world.graph);
     const ids = sharedArray('i32', world.agents.length);
@@ -161,11 +208,13 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // With one thread a step never leaves the microtask queue; yield so signals get handled.
       await new Promise((resolve) => setImmediate(resolve));
       if (o.signal?.stopRequested) {
-        finish('interrupted');
+        await finish('interrupted');
         return { dir, manifest };
       }
       const ts = performance.now();
-      const m = await runStep(world, phases, step);
+      const phaseMs = new Map<string, number>();
+      const m = await runStep(world, phases, step, phaseMs);
+      for (const [name, ms] of phaseMs) (manifest.phase_wall_ms[name] ??= []).push(Math.round(ms * 1000) / 1000);
       metrics.append(step, step * stepSeconds, m);
       // Snapshots carry the state at the end of step s under the name s + 1 (step-000000 is the start).
       const done = step + 1;
@@ -177,10 +226,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       writeJsonAtomic(manifestFile, manifest);
       o.onStep?.(step, steps, wall, m);
     }
-    finish('completed');
+    await finish('completed');
     return { dir, manifest };
   } catch (err) {
-    finish('failed', (err as Error).message);
+    await finish('failed', (err as Error).message).catch(() => {});
     throw err;
   } finally {
     await exec.close();

@@ -34,7 +34,9 @@ export interface ArrayDef {
 }
 
 export interface Task {
-  kernel: KernelName;
+  kernel: string;
+  /** Module that exports `kernels` with this kernel, for kernels registered outside sim-core. */
+  module?: string;
   start: number;
   end: number;
   args: Record<string, unknown>;
@@ -50,9 +52,33 @@ export interface Executor {
   readonly threads: number;
   /** Runs a kernel over rows [0, rows); returns each chunk's partial result, in chunk order. */
   run<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[][]>;
+  run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]>;
   /** Runs a reducing kernel and sums the chunk partials element-wise, in chunk order. */
   reduce<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[]>;
+  reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]>;
   close(): Promise<void>;
+}
+
+export type KernelFn = (args: never, start: number, end: number) => number[] | void;
+
+const registered = new Map<string, { fn: KernelFn; module: string }>();
+
+/**
+ * Adds kernels defined above sim-core (e.g. the recommender's per-user top-k). They follow the
+ * contract in kernels.ts. `moduleUrl` is the defining module's `import.meta.url`; it must export
+ * the same functions as `kernels`, so worker threads can import them by URL.
+ */
+export function registerKernels(moduleUrl: string, fns: Record<string, KernelFn>): void {
+  for (const [name, fn] of Object.entries(fns)) {
+    if (name in kernels) throw new Error(`kernel ${name} already exists in sim-core`);
+    registered.set(name, { fn, module: moduleUrl });
+  }
+}
+
+function kernelFn(name: string): Kernel {
+  const fn = (kernels as Record<string, unknown>)[name] ?? registered.get(name)?.fn;
+  if (!fn) throw new Error(`unknown kernel ${name}`);
+  return fn as Kernel;
 }
 
 /** The row ranges a run is split into: a function of (rows, options) only. */
@@ -82,16 +108,16 @@ function sumPartials(parts: number[][]): number[] {
   return total;
 }
 
-type Kernel = (args: unknown, start: number, end: number) => number[] | void;
+type Kernel = (args: object, start: number, end: number) => number[] | void;
 
 /** Runs every chunk in the calling thread, in chunk order. */
 class InlineExecutor implements Executor {
   readonly threads = 1;
-  async run<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[][]> {
-    const fn = kernels[kernel] as Kernel;
+  async run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
+    const fn = kernelFn(kernel);
     return chunkRanges(rows, opts).map(([a, b]) => fn(args, a, b) ?? []);
   }
-  async reduce<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[]> {
+  async reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
   }
   async close(): Promise<void> {}
@@ -138,7 +164,9 @@ class PoolExecutor implements Executor {
     return { $array: id };
   }
 
-  async run<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[][]> {
+  async run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
+    kernelFn(kernel);
+    const module = registered.get(kernel)?.module;
     const wire: Record<string, unknown> = {};
     const used: number[] = [];
     for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
@@ -151,7 +179,7 @@ class PoolExecutor implements Executor {
     const ranges = chunkRanges(rows, opts);
     const settled = await Promise.allSettled(
       ranges.map(async ([start, end]) => {
-        const task: Task = { kernel, start, end, args: wire };
+        const task: Task = module ? { kernel, module, start, end, args: wire } : { kernel, start, end, args: wire };
         let out = (await this.pool.run(task)) as { missing?: number[]; result?: number[] };
         if (out.missing) {
           // The retry may land on another worker, which may lack other arrays: send them all.
@@ -168,7 +196,7 @@ class PoolExecutor implements Executor {
     return settled.map((r) => (r as PromiseFulfilledResult<number[]>).value);
   }
 
-  async reduce<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[]> {
+  async reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
   }
 

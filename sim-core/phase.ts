@@ -3,10 +3,22 @@
  * it reads and writes and the metrics it reports. The loop is deliberately tiny: the work lives in
  * the phases, and the phases do their heavy lifting through kernels (`exec`).
  */
+import type { ArrowFileAppender, ColumnData } from './arrowFile.ts';
 import type { Graph } from './csr.ts';
 import type { Executor } from './exec.ts';
 import { keyOf, streamOf } from './rng.ts';
 import type { Table } from './table.ts';
+
+/** Files a run writes besides metrics and snapshots (posts, events, cascades), in its run directory. */
+export interface RunOutputs {
+  dir: string;
+  /** Whether the full action trace (events.arrow) was asked for. */
+  events: boolean;
+  /** Opens a crash-safe appender for `name` (e.g. "posts.arrow"); the runner closes it. */
+  appender(name: string, schema: ColumnData[]): ArrowFileAppender;
+  /** Writes a whole file atomically. */
+  writeFile(name: string, columns: ColumnData[], rows: number, metadata?: Record<string, string>): void;
+}
 
 export interface World {
   agents: Table;
@@ -15,6 +27,8 @@ export interface World {
   seed: number;
   /** Simulated seconds per step. */
   stepSeconds: number;
+  /** Present when the world runs inside a run directory. */
+  out?: RunOutputs;
 }
 
 export type MetricType = 'f64' | 'i32';
@@ -39,6 +53,8 @@ export interface Phase {
   /** Called once before the first step (allocate state, seed a cascade). */
   init?(world: World): Promise<void> | void;
   run(world: World, ctx: StepContext): Promise<void> | void;
+  /** Called once when the run ends (completed, interrupted or failed), to flush what it holds. */
+  finish?(world: World): Promise<void> | void;
 }
 
 /** Checks that every column a phase declares exists by the time the phase runs. */
@@ -66,8 +82,11 @@ export function metricSchema(phases: readonly Phase[]): Array<[string, MetricTyp
   return out;
 }
 
-/** Runs one step: every phase in order. Returns the step's metrics. */
-export async function runStep(world: World, phases: readonly Phase[], step: number): Promise<Map<string, number>> {
+/**
+ * Runs one step: every phase in order. Returns the step's metrics; when `phaseMs` is given, adds
+ * each phase's wall time (ms) to it under the phase's name.
+ */
+export async function runStep(world: World, phases: readonly Phase[], step: number, phaseMs?: Map<string, number>): Promise<Map<string, number>> {
   const metrics = new Map<string, number>();
   const ctx: StepContext = {
     step,
@@ -75,6 +94,10 @@ export async function runStep(world: World, phases: readonly Phase[], step: numb
     key: (stream) => keyOf(world.seed, streamOf(stream), step),
     metric: (name, value) => void metrics.set(name, value),
   };
-  for (const phase of phases) await phase.run(world, ctx);
+  for (const phase of phases) {
+    const t0 = phaseMs ? performance.now() : 0;
+    await phase.run(world, ctx);
+    if (phaseMs) phaseMs.set(phase.name, (phaseMs.get(phase.name) ?? 0) + performance.now() - t0);
+  }
   return metrics;
 }

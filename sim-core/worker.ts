@@ -26,7 +26,25 @@ function learn(def: ArrayDef): void {
   arrays.set(def.id, new WeakRef(new CTORS[def.type](def.buffer, def.byteOffset, def.length)));
 }
 
-export default function runTask(task: Task): { missing?: number[]; result?: number[] } {
+type Kernel = (a: unknown, s: number, e: number) => number[] | void;
+const loaded = new Map<string, Record<string, Kernel>>();
+
+async function kernelOf(task: Task): Promise<Kernel> {
+  const core = (kernels as Record<string, Kernel>)[task.kernel];
+  if (core) return core;
+  if (!task.module) throw new Error(`unknown kernel ${task.kernel}`);
+  let mod = loaded.get(task.module);
+  if (!mod) {
+    mod = ((await import(task.module)) as { kernels: Record<string, Kernel> }).kernels;
+    loaded.set(task.module, mod);
+  }
+  const fn = mod[task.kernel];
+  if (!fn) throw new Error(`${task.module} does not export kernel ${task.kernel}`);
+  return fn;
+}
+
+export default async function runTask(task: Task): Promise<{ missing?: number[]; result?: number[] }> {
+  const fn = await kernelOf(task);
   const held: TypedArray[] = [];
   if (task.defs) for (const d of task.defs) learn(d);
   const args: Record<string, unknown> = {};
@@ -43,6 +61,5 @@ export default function runTask(task: Task): { missing?: number[]; result?: numb
     } else args[k] = v;
   }
   if (missing) return { missing };
-  const fn = kernels[task.kernel] as (a: unknown, s: number, e: number) => number[] | void;
   return { result: fn(args, task.start, task.end) ?? undefined };
 }

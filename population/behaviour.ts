@@ -1,0 +1,92 @@
+/**
+ * Per-archetype behaviour parameters: one row per archetype, one column per parameter. The act and
+ * update phases read only this table, so whoever fills it (the offline heuristic policy below now,
+ * LLM archetypes later) changes behaviour without touching the phases.
+ */
+import { sharedArray } from '../sim-core/table.ts';
+
+/** Parameter columns, in table order. Probabilities are per session (post, follow) or per feed item. */
+export const BEHAVIOUR_PARAMS = [
+  'post', // create an original post, per session
+  'like', // per item read
+  'dislike',
+  'repost',
+  'quote',
+  'comment',
+  'report',
+  'mute', // mute the item's author, per item
+  'unfollow', // unfollow a followed author, per item
+  'follow', // follow someone from the who-to-follow candidates, per session
+  'eps', // confidence bound of the opinion update
+  'mu', // rate of moving toward content within eps
+  'backfire', // rate of moving away from content beyond the backfire distance
+  'activity', // multiplier on the activity clock
+] as const;
+export type BehaviourParam = (typeof BEHAVIOUR_PARAMS)[number];
+export const P = Object.fromEntries(BEHAVIOUR_PARAMS.map((p, i) => [p, i])) as Record<BehaviourParam, number>;
+export const NPARAMS = BEHAVIOUR_PARAMS.length;
+
+export interface BehaviourTable {
+  archetypes: number;
+  /** archetypes x NPARAMS, row-major, on a SharedArrayBuffer. */
+  values: Float32Array;
+}
+
+export function createBehaviourTable(archetypes: number): BehaviourTable {
+  return { archetypes, values: sharedArray('f32', archetypes * NPARAMS) };
+}
+
+export function getParam(t: BehaviourTable, archetype: number, p: BehaviourParam): number {
+  return t.values[archetype * NPARAMS + P[p]];
+}
+
+export function setParam(t: BehaviourTable, archetype: number, p: BehaviourParam, v: number): void {
+  t.values[archetype * NPARAMS + P[p]] = v;
+}
+
+/**
+ * The offline heuristic policy (not an LLM, and not calibrated to data): plausible rates that
+ * depend on the archetype's attributes. More active tiers post more; users with more extreme
+ * leanings react more (dislike, repost, report, mute, unfollow) and have narrower confidence
+ * bounds and some backfire; older users move less. Per-impression rates are of the order reported
+ * for Twitter/X (likes a few percent of impressions, reposts under one percent); per session a
+ * user posts with probability 4-12%.
+ */
+export function heuristicBehaviour(o: {
+  ageBands: number;
+  leaningCentres: readonly number[];
+  tiers: number;
+  scale?: Partial<Record<BehaviourParam, number>>;
+}): BehaviourTable {
+  const L = o.leaningCentres.length;
+  const K = o.ageBands * L * o.tiers;
+  const t = createBehaviourTable(K);
+  for (let a = 0; a < o.ageBands; a++) {
+    for (let l = 0; l < L; l++) {
+      for (let tier = 0; tier < o.tiers; tier++) {
+        const k = (a * L + l) * o.tiers + tier;
+        const e = Math.min(1, Math.abs(o.leaningCentres[l]));
+        const age = o.ageBands > 1 ? a / (o.ageBands - 1) : 0;
+        const tierF = o.tiers > 1 ? tier / (o.tiers - 1) : 0;
+        const v: Record<BehaviourParam, number> = {
+          post: 0.04 + 0.08 * tierF,
+          like: 0.03,
+          dislike: 0.005 + 0.01 * e,
+          repost: 0.004 + 0.008 * e,
+          quote: 0.001 + 0.003 * e,
+          comment: 0.003 + 0.006 * tierF,
+          report: 0.0005 + 0.002 * e,
+          mute: 0.0005 + 0.002 * e,
+          unfollow: 0.001 + 0.003 * e,
+          follow: 0.05 + 0.1 * tierF,
+          eps: 0.5 - 0.25 * e,
+          mu: 0.08 - 0.04 * age,
+          backfire: 0.03 * e,
+          activity: 1,
+        };
+        for (const p of BEHAVIOUR_PARAMS) setParam(t, k, p, v[p] * (o.scale?.[p] ?? 1));
+      }
+    }
+  }
+  return t;
+}

@@ -1,0 +1,168 @@
+/**
+ * Posts: a growable columnar table. A post's id is its creation rank (ids never change); rows hold
+ * the posts still inside the recommendation window, from id `base` on. Posts that leave the window
+ * can no longer be shown, liked or reposted, so their counters are final: `retire` hands them to
+ * the caller (which appends them to posts.arrow) and drops them from memory, which keeps memory
+ * bounded on long runs.
+ */
+import type { ColumnData } from '../sim-core/arrowFile.ts';
+import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+
+export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
+export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
+/** Bit flags of `flags`. */
+export const FLAG = { story: 1, factCheck: 2, reported: 4 } as const;
+
+const SCALAR_COLUMNS = {
+  author: 'i32',
+  step: 'i32',
+  kind: 'u8',
+  parent: 'i32',
+  root: 'i32',
+  /** Author of the root post, so a muted author's content is filtered through reposts too. */
+  root_author: 'i32',
+  depth: 'u16',
+  stance: 'f32',
+  cluster: 'u8',
+  flags: 'u8',
+  likes: 'i32',
+  dislikes: 'i32',
+  reposts: 'i32',
+  quotes: 'i32',
+  comments: 'i32',
+  reports: 'i32',
+  impressions: 'i32',
+  /** Previous post by the same author (-1: none), for in-network candidate walks. */
+  prev_by_author: 'i32',
+} as const;
+
+export type PostColumn = keyof typeof SCALAR_COLUMNS;
+
+export class PostTable {
+  /** Id of row 0. */
+  base = 0;
+  /** Rows in use. */
+  count = 0;
+  capacity: number;
+  cols: { [K in PostColumn]: TypedArray };
+  /** count x dim topic vectors. */
+  topic: Float32Array;
+
+  constructor(
+    readonly dim: number,
+    capacity = 1 << 16,
+  ) {
+    this.capacity = capacity;
+    this.cols = PostTable.alloc(capacity);
+    this.topic = sharedArray('f32', capacity * dim);
+  }
+
+  private static alloc(capacity: number) {
+    const cols = {} as { [K in PostColumn]: TypedArray };
+    for (const [name, type] of Object.entries(SCALAR_COLUMNS)) cols[name as PostColumn] = sharedArray(type, capacity);
+    return cols;
+  }
+
+  /** Next id to be assigned. */
+  get nextId(): number {
+    return this.base + this.count;
+  }
+
+  /** Row of a post id still in memory, or -1. */
+  rowOf(id: number): number {
+    const r = id - this.base;
+    return r >= 0 && r < this.count ? r : -1;
+  }
+
+  /** Makes room for `extra` more rows (doubling: new shared buffers; old views become stale). */
+  reserve(extra: number): void {
+    const need = this.count + extra;
+    if (need <= this.capacity) return;
+    let cap = this.capacity;
+    while (cap < need) cap *= 2;
+    const cols = PostTable.alloc(cap);
+    for (const k of Object.keys(cols) as PostColumn[]) cols[k].set(this.cols[k].subarray(0, this.count));
+    const topic = sharedArray('f32', cap * this.dim);
+    topic.set(this.topic.subarray(0, this.count * this.dim));
+    this.cols = cols;
+    this.topic = topic;
+    this.capacity = cap;
+  }
+
+  /** Appends one post; returns its id. Counters start at 0. */
+  add(p: { author: number; step: number; kind: number; parent: number; root: number; rootAuthor: number; depth: number; stance: number; cluster: number; flags: number; prevByAuthor: number }, topic: ArrayLike<number>, topicOffset = 0): number {
+    this.reserve(1);
+    const r = this.count++;
+    const c = this.cols;
+    c.author[r] = p.author;
+    c.step[r] = p.step;
+    c.kind[r] = p.kind;
+    c.parent[r] = p.parent;
+    c.root[r] = p.root < 0 ? this.base + r : p.root;
+    c.root_author[r] = p.root < 0 ? p.author : p.rootAuthor;
+    c.depth[r] = p.depth;
+    c.stance[r] = p.stance;
+    c.cluster[r] = p.cluster;
+    c.flags[r] = p.flags;
+    c.prev_by_author[r] = p.prevByAuthor;
+    for (const k of ['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions'] as const) c[k][r] = 0;
+    const D = this.dim;
+    for (let d = 0; d < D; d++) this.topic[r * D + d] = topic[topicOffset + d];
+    return this.base + r;
+  }
+
+  /** Number of leading rows created before `step` (rows are in creation order). */
+  rowsBefore(step: number): number {
+    const S = this.cols.step;
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (S[mid] < step) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Arrow columns for rows [0, rows) (the posts.arrow schema). */
+  columns(rows: number): ColumnData[] {
+    const c = this.cols;
+    const id = sharedArray('i32', rows);
+    for (let r = 0; r < rows; r++) id[r] = this.base + r;
+    const col = (name: PostColumn, type: ColumnData['type']): ColumnData => ({ name, type, values: c[name].subarray(0, rows) });
+    return [
+      { name: 'id', type: 'i32', values: id },
+      col('author', 'i32'),
+      col('step', 'i32'),
+      { name: 'kind', type: 'u8', values: c.kind.subarray(0, rows), dictionary: POST_KINDS },
+      col('parent', 'i32'),
+      col('root', 'i32'),
+      col('root_author', 'i32'),
+      col('depth', 'u16'),
+      col('stance', 'f32'),
+      col('cluster', 'u8'),
+      col('flags', 'u8'),
+      col('likes', 'i32'),
+      col('dislikes', 'i32'),
+      col('reposts', 'i32'),
+      col('quotes', 'i32'),
+      col('comments', 'i32'),
+      col('reports', 'i32'),
+      col('impressions', 'i32'),
+      { name: 'topic', type: 'f32', values: this.topic.subarray(0, rows * this.dim), width: this.dim },
+    ];
+  }
+
+  /**
+   * Drops the first `rows` rows (posts that left the window) after `sink` has taken their columns.
+   * Remaining rows move to the front; ids are unchanged.
+   */
+  retire(rows: number, sink: (cols: ColumnData[], rows: number) => void): void {
+    if (rows <= 0) return;
+    sink(this.columns(rows), rows);
+    for (const k of Object.keys(this.cols) as PostColumn[]) this.cols[k].copyWithin(0, rows, this.count);
+    this.topic.copyWithin(0, rows * this.dim, this.count * this.dim);
+    this.count -= rows;
+    this.base += rows;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Cascade statistics as OASIS measures them: for a root post and everything reshared from it
+ * (reposts, quotes, comments, at any depth), the scale is the number of unique users taking part
+ * (the root's author included), the depth is the largest depth reached (root = 0), and the max
+ * breadth is the largest number of posts at any one depth.
+ */
+export interface CascadeStats {
+  scale: number;
+  depth: number;
+  maxBreadth: number;
+  /** Posts in the cascade, root included. */
+  size: number;
+}
+
+/** Statistics of one cascade from its posts' depths and authors (root included, depth 0). */
+export function cascadeStats(depths: ArrayLike<number>, authors: ArrayLike<number>): CascadeStats {
+  const users = new Set<number>();
+  const breadth: number[] = [];
+  let depth = 0;
+  for (let i = 0; i < depths.length; i++) {
+    users.add(authors[i]);
+    breadth[depths[i]] = (breadth[depths[i]] ?? 0) + 1;
+    if (depths[i] > depth) depth = depths[i];
+  }
+  let maxBreadth = 0;
+  for (const b of breadth) if ((b ?? 0) > maxBreadth) maxBreadth = b;
+  return { scale: users.size, depth, maxBreadth, size: depths.length };
+}
+
+interface Track {
+  users: Set<number>;
+  breadth: number[];
+  depth: number;
+  size: number;
+  lastStep: number;
+}
+
+/**
+ * Incremental version for a running simulation: cascades are opened lazily at their first reshare
+ * (with the root's author at depth 0) and forgotten once idle for longer than the caller's window.
+ */
+export class CascadeTracker {
+  private readonly tracks = new Map<number, Track>();
+  private readonly changed = new Set<number>();
+
+  /** Records a post at `depth` by `user` in the cascade of `root` (authored by rootAuthor). */
+  add(root: number, rootAuthor: number, user: number, depth: number, step: number): void {
+    let t = this.tracks.get(root);
+    if (!t) {
+      // A negative rootAuthor opens an aggregate without a root post (e.g. a story posted by
+      // several seeds, each added at depth 0).
+      t = rootAuthor >= 0 ? { users: new Set([rootAuthor]), breadth: [1], depth: 0, size: 1, lastStep: step } : { users: new Set(), breadth: [], depth: 0, size: 0, lastStep: step };
+      this.tracks.set(root, t);
+    }
+    t.users.add(user);
+    t.breadth[depth] = (t.breadth[depth] ?? 0) + 1;
+    if (depth > t.depth) t.depth = depth;
+    t.size++;
+    t.lastStep = step;
+    this.changed.add(root);
+  }
+
+  stats(root: number): CascadeStats | undefined {
+    const t = this.tracks.get(root);
+    if (!t) return undefined;
+    let maxBreadth = 0;
+    for (const b of t.breadth) if ((b ?? 0) > maxBreadth) maxBreadth = b;
+    return { scale: t.users.size, depth: t.depth, maxBreadth, size: t.size };
+  }
+
+  /** Roots changed since the last call, in increasing root order, with their current statistics. */
+  drainChanged(): Array<[number, CascadeStats]> {
+    const roots = [...this.changed].sort((a, b) => a - b);
+    this.changed.clear();
+    return roots.map((r) => [r, this.stats(r)!]);
+  }
+
+  /** Forgets cascades with no activity since `step`. */
+  prune(step: number): void {
+    for (const [r, t] of this.tracks) if (t.lastStep < step) this.tracks.delete(r);
+  }
+
+  get size(): number {
+    return this.tracks.size;
+  }
+}

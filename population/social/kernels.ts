@@ -1,0 +1,225 @@
+/**
+ * Kernels of the social platform's heuristic phases (activate, act, exposure update). They follow
+ * the kernel contract in sim-core/kernels.ts and are registered with the executor so workers import
+ * them by URL. Randomness is keyed by the user's row and a per-row draw number.
+ */
+import { registerKernels } from '../../sim-core/exec.ts';
+import { uniform } from '../../sim-core/rng.ts';
+import { NPARAMS, P } from '../behaviour.ts';
+
+/** Action codes, as in events.arrow's `action` dictionary. */
+export const ACTIONS = ['refresh', 'like', 'dislike', 'repost', 'quote', 'comment', 'report', 'mute', 'unfollow', 'follow', 'post', 'nothing'] as const;
+export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(typeof ACTIONS)[number], number>;
+
+/**
+ * The activity clock: an agent with hourly activity rate q = activity x profile[chronotype][hour] x
+ * archetype factor is online in a step of h hours with probability 1 - (1 - q)^h (at least one
+ * session at the same hourly rate), so 1-hour and 3-minute steps agree on activity per day.
+ */
+function activate(
+  a: { activity: Float32Array; chronotype: Uint8Array; archetype: Uint16Array; behaviour: Float32Array; profiles: Float32Array; hour: number; stepHours: number; key: number; out: Uint8Array },
+  start: number,
+  end: number,
+): number[] {
+  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, hour, stepHours, key, out: Out } = a;
+  let c = 0;
+  for (let i = start; i < end; i++) {
+    let q = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity];
+    if (q > 0.999) q = 0.999;
+    const p = 1 - Math.pow(1 - q, stepHours);
+    const on = uniform(key, i) < p ? 1 : 0;
+    Out[i] = on;
+    c += on;
+  }
+  return [c];
+}
+
+export interface ActArgs {
+  active: Int32Array;
+  feed: Int32Array;
+  feedFlags: Uint8Array;
+  feedLen: Uint8Array;
+  feedSize: number;
+  base: number;
+  author: Int32Array;
+  stance: Float32Array;
+  likes: Int32Array;
+  reposts: Int32Array;
+  flags: Uint8Array;
+  topic: Float32Array;
+  dim: number;
+  opinion: Float32Array;
+  interest: Float32Array;
+  archetype: Uint16Array;
+  behaviour: Float32Array;
+  followers: Int32Array;
+  offsets: Int32Array | Float64Array;
+  targets: Int32Array;
+  evAction: Uint8Array;
+  evTarget: Int32Array;
+  evCount: Uint16Array;
+  maxEvents: number;
+  key: number;
+}
+
+const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
+
+/**
+ * Each active user reads its feed and samples actions per item from its archetype's parameters x
+ * item features: stance agreement a = 1 - |opinion - stance| / 2, topic match m = (1 + cos) / 2,
+ * social proof from visible counters, whether the author is followed, and flags (fact-check label
+ * or many reports damp likes and reposts and invite reports). Per session it may post and may
+ * follow the best who-to-follow candidate (preferential attachment: most followers among two
+ * friends-of-friends and the out-of-network authors in its feed). Actions go to the user's slot of
+ * the event buffer, applied later in user order.
+ */
+function act(a: ActArgs, start: number, end: number): number[] {
+  const F = a.feedSize;
+  const D = a.dim;
+  const B = a.behaviour;
+  let events = 0;
+  for (let k = start; k < end; k++) {
+    const u = a.active[k];
+    const pb = a.archetype[u] * NPARAMS;
+    const x = a.opinion[u];
+    const eb = k * a.maxEvents;
+    let ne = 0;
+    const emit = (action: number, target: number) => {
+      a.evAction[eb + ne] = action;
+      a.evTarget[eb + ne++] = target;
+    };
+    const len = a.feedLen[k];
+    let draw = 0;
+    let bestFollow = -1;
+    let bestFollowers = -1;
+    const lo = a.offsets[u];
+    const deg = a.offsets[u + 1] - lo;
+    const isFollowed = (v: number) => {
+      for (let j = 0; j < deg; j++) if (a.targets[lo + j] === v) return true;
+      return false;
+    };
+    for (let s = 0; s < len; s++) {
+      const id = a.feed[k * F + s];
+      const r = id - a.base;
+      const au = a.author[r];
+      const agree = 1 - Math.abs(x - a.stance[r]) / 2;
+      let dot = 0;
+      for (let d = 0; d < D; d++) dot += a.interest[u * D + d] * a.topic[r * D + d];
+      const m = (1 + dot) / 2;
+      const sp = Math.min(1, Math.log10(1 + a.likes[r] + 2 * a.reposts[r]) / 3);
+      const followed = a.feedFlags[k * F + s] === 1;
+      const flagged = (a.flags[r] & 6) !== 0;
+      const damp = flagged ? 0.5 : 1;
+      const dis = (1 - agree) * (1 - agree) * 4;
+      const u0 = draw;
+      draw += 8;
+      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * damp)) emit(1, id);
+      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m))) emit(2, id);
+      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * damp)) emit(3, id);
+      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp))) emit(4, id);
+      if (uniform(a.key, u, u0 + 4) < clamp01(B[pb + P.comment] * (0.5 + m) * (1 + sp))) emit(5, id);
+      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? 2 : 1))) emit(6, id);
+      if (uniform(a.key, u, u0 + 6) < clamp01(B[pb + P.mute] * dis)) emit(7, au);
+      if (followed && uniform(a.key, u, u0 + 7) < clamp01(B[pb + P.unfollow] * dis)) emit(8, au);
+      // Out-of-network items are by accounts the user does not follow (the recommender checks).
+      if (!followed && au !== u && a.followers[au] > bestFollowers) {
+        bestFollow = au;
+        bestFollowers = a.followers[au];
+      }
+    }
+    if (uniform(a.key, u, draw++) < B[pb + P.post]) emit(10, -1);
+    if (uniform(a.key, u, draw++) < B[pb + P.follow]) {
+      // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
+      for (let t = 0; t < 2 && deg > 0; t++) {
+        const v = a.targets[lo + Math.floor(uniform(a.key, u, draw++) * deg)];
+        const vlo = a.offsets[v];
+        const vdeg = a.offsets[v + 1] - vlo;
+        if (vdeg === 0) continue;
+        const w = a.targets[vlo + Math.floor(uniform(a.key, u, draw++) * vdeg)];
+        if (w !== u && (a.followers[w] > bestFollowers || (a.followers[w] === bestFollowers && w > bestFollow)) && !isFollowed(w)) {
+          bestFollow = w;
+          bestFollowers = a.followers[w];
+        }
+      }
+      if (bestFollow >= 0) emit(9, bestFollow);
+    }
+    a.evCount[k] = ne;
+    events += ne;
+  }
+  return [events];
+}
+
+export interface ExposureArgs {
+  active: Int32Array;
+  feed: Int32Array;
+  feedFlags: Uint8Array;
+  feedLen: Uint8Array;
+  feedSize: number;
+  base: number;
+  stance: Float32Array;
+  cluster: Uint8Array;
+  opinion: Float32Array;
+  archetype: Uint16Array;
+  behaviour: Float32Array;
+  backfireDistance: number;
+}
+
+/**
+ * Opinion update from exposure (bounded confidence with optional backfire): an active user moves
+ * toward the mean of the items it read whose stance is within its archetype's eps, at rate mu, and
+ * away from the mean of items farther than `backfireDistance`, at rate `backfire`; clamped to
+ * [-1, 1]. Reads only the user's own row and posts, so rows update in place. Returns feed metrics:
+ * [users with a feed, items, sum |stance - opinion| before the update, in-network items, sum over
+ * users of distinct clusters / items].
+ */
+function exposure(a: ExposureArgs, start: number, end: number): number[] {
+  const F = a.feedSize;
+  const B = a.behaviour;
+  let users = 0;
+  let items = 0;
+  let dist = 0;
+  let inNet = 0;
+  let diversity = 0;
+  for (let k = start; k < end; k++) {
+    const len = a.feedLen[k];
+    if (len === 0) continue;
+    const u = a.active[k];
+    const pb = a.archetype[u] * NPARAMS;
+    const eps = B[pb + P.eps];
+    const x = a.opinion[u];
+    let pull = 0;
+    let np = 0;
+    let push = 0;
+    let nb = 0;
+    let distinct = 0;
+    for (let s = 0; s < len; s++) {
+      const r = a.feed[k * F + s] - a.base;
+      const d = a.stance[r] - x;
+      const ad = d < 0 ? -d : d;
+      dist += ad;
+      if (ad < eps) {
+        pull += d;
+        np++;
+      } else if (ad > a.backfireDistance) {
+        push += d;
+        nb++;
+      }
+      inNet += a.feedFlags[k * F + s];
+      const c = a.cluster[r];
+      let seen = false;
+      for (let t = 0; t < s; t++) if (a.cluster[a.feed[k * F + t] - a.base] === c) seen = true;
+      if (!seen) distinct++;
+    }
+    let nx = x + (np > 0 ? (B[pb + P.mu] * pull) / np : 0) - (nb > 0 ? (B[pb + P.backfire] * push) / nb : 0);
+    if (nx < -1) nx = -1;
+    else if (nx > 1) nx = 1;
+    a.opinion[u] = nx;
+    users++;
+    items += len;
+    diversity += distinct / len;
+  }
+  return [users, items, dist, inNet, diversity];
+}
+
+export const kernels = { activate, act, exposure };
+registerKernels(import.meta.url, kernels as never);

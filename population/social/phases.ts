@@ -1,0 +1,442 @@
+/**
+ * The social step's heuristic phases (DESIGN.md section 4): activate -> [recommend, in recsys/] ->
+ * act -> apply -> update -> maintain. Heavy per-user work runs in kernels; `apply` walks the event
+ * buffer in user order in the main thread, so post ids and event order never depend on threads.
+ */
+import type { ArrowFileAppender } from '../../sim-core/arrowFile.ts';
+import { buildGraph } from '../../sim-core/csr.ts';
+import { compact } from '../../sim-core/exec.ts';
+import { pairSetAdd, pairSetHas } from '../../sim-core/pairSet.ts';
+import type { Phase, World } from '../../sim-core/phase.ts';
+import { keyOf, normal, streamOf } from '../../sim-core/rng.ts';
+import { sharedArray } from '../../sim-core/table.ts';
+import { HOURLY_PROFILES } from '../synthesize.ts';
+import { FLAG, KIND } from '../posts.ts';
+import { selectSeeds, type SeedStrategy } from '../seeds.ts';
+import { ACTIONS, A } from './kernels.ts';
+import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
+
+/** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
+function normalisedProfiles(): Float32Array {
+  const out = sharedArray('f32', HOURLY_PROFILES.length * 24);
+  HOURLY_PROFILES.forEach((p, c) => {
+    const mean = p.reduce((x, y) => x + y, 0) / 24;
+    for (let h = 0; h < 24; h++) out[c * 24 + h] = p[h] / mean;
+  });
+  return out;
+}
+
+export function activatePhase(s: SocialState): Phase {
+  const profiles = normalisedProfiles();
+  return {
+    name: 'activate',
+    reads: ['activity', 'chronotype', 'archetype'],
+    writes: [],
+    metrics: { active_users: 'i32' },
+    async run(world, ctx) {
+      const c = world.agents.columns;
+      const n = world.agents.length;
+      const hour = Math.floor((ctx.time % 86400) / 3600);
+      await world.exec.run(
+        'activate',
+        { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
+        n,
+      );
+      s.active = await compact(world.exec, s.activeMask, n);
+      reserveActive(s, s.active.length);
+      ctx.metric('active_users', s.active.length);
+    },
+  };
+}
+
+export function actPhase(s: SocialState): Phase {
+  return {
+    name: 'act',
+    reads: ['opinion', 'interest', 'archetype'],
+    writes: [],
+    async run(world, ctx) {
+      const p = s.posts.cols;
+      const G = world.graph.following;
+      await world.exec.run(
+        'act',
+        {
+          ...feedArgs(s),
+          author: p.author,
+          stance: p.stance,
+          likes: p.likes,
+          reposts: p.reposts,
+          flags: p.flags,
+          topic: s.posts.topic,
+          dim: s.posts.dim,
+          opinion: world.agents.columns.opinion,
+          interest: world.agents.columns.interest,
+          archetype: world.agents.columns.archetype,
+          behaviour: s.behaviour.values,
+          followers: s.followers,
+          offsets: G.offsets,
+          targets: G.targets,
+          evAction: s.evAction,
+          evTarget: s.evTarget,
+          evCount: s.evCount,
+          maxEvents: s.maxEvents,
+          key: ctx.key('act'),
+        },
+        s.active.length,
+        { chunkRows: USER_CHUNK },
+      );
+    },
+  };
+}
+
+/** Nearest topic prototype of a unit vector. */
+function nearestTopic(s: SocialState, v: Float32Array): number {
+  const D = s.posts.dim;
+  let best = 0;
+  let bestDot = -Infinity;
+  for (let t = 0; t < s.topics; t++) {
+    let dot = 0;
+    for (let d = 0; d < D; d++) dot += v[d] * s.prototypes[t * D + d];
+    if (dot > bestDot) {
+      bestDot = dot;
+      best = t;
+    }
+  }
+  return best;
+}
+
+export interface StoryOptions {
+  seeds: SeedStrategy;
+  count: number;
+  step: number;
+  stance: number;
+  topic: number;
+}
+
+const EVENT_SCHEMA = [
+  { name: 'step', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'agent', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'action', type: 'u8' as const, values: new Uint8Array(0), dictionary: ACTIONS },
+  { name: 'target', type: 'i32' as const, values: new Int32Array(0) },
+];
+
+/**
+ * Applies the step's actions in user order: impressions, counters, new posts (original posts,
+ * reposts, quotes, comments, and the scenario's story), mutes, follow deltas and cascades.
+ */
+export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
+  const counts = Object.fromEntries(ACTIONS.map((a) => [`actions_${a}`, 'i32' as const]));
+  let storySeeds: Int32Array = new Int32Array(0);
+  let events: ArrowFileAppender | undefined;
+  const topicBuf = new Float32Array(256);
+  return {
+    name: 'apply',
+    reads: ['opinion', 'interest'],
+    writes: [],
+    metrics: { ...counts, posts_original: 'i32', posts_repost: 'i32', posts_quote: 'i32', posts_comment: 'i32' },
+    init(world) {
+      if (story && story.count > 0) {
+        storySeeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
+      }
+      if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
+    },
+    run(world, ctx) {
+      const P = s.posts;
+      const D = P.dim;
+      const opinion = world.agents.columns.opinion as Float32Array;
+      const interest = world.agents.columns.interest as Float32Array;
+      const n = s.active.length;
+      const F = s.cfg.feedSize;
+      const key = ctx.key('apply');
+      const tally = new Array<number>(ACTIONS.length).fill(0);
+      const made = [0, 0, 0, 0];
+      const evStep: number[] = [];
+      const evAgent: number[] = [];
+      const evAct: number[] = [];
+      const evTgt: number[] = [];
+      const log = (u: number, a: number, t: number) => {
+        tally[a]++;
+        if (events) {
+          evStep.push(ctx.step);
+          evAgent.push(u);
+          evAct.push(a);
+          evTgt.push(t);
+        }
+      };
+      const newPost = (u: number, kind: number, parentId: number, stance: number, topic: ArrayLike<number>, topicOffset: number, flags: number) => {
+        const pr = parentId >= 0 ? P.rowOf(parentId) : -1;
+        const root = pr >= 0 ? P.cols.root[pr] : -1;
+        const depth = pr >= 0 ? P.cols.depth[pr] + 1 : 0;
+        const rootAuthor = pr >= 0 ? P.cols.root_author[pr] : u;
+        let v: ArrayLike<number> = topic;
+        let off = topicOffset;
+        if (pr >= 0) {
+          v = P.topic;
+          off = pr * D;
+        }
+        for (let d = 0; d < D; d++) topicBuf[d] = v[off + d];
+        const cluster = pr >= 0 ? P.cols.cluster[pr] : nearestTopic(s, topicBuf);
+        const id = P.add(
+          { author: u, step: ctx.step, kind, parent: parentId, root, rootAuthor, depth, stance, cluster, flags, prevByAuthor: s.latest[u] },
+          topicBuf,
+        );
+        s.latest[u] = id;
+        made[kind]++;
+        if (pr >= 0) s.cascades.add(root, rootAuthor, u, depth, ctx.step);
+        if (pr >= 0 && (flags & FLAG.story) !== 0) s.cascades.add(-1, -1, u, depth, ctx.step);
+        return id;
+      };
+      // Story: the scenario's news item, posted by its seed accounts.
+      if (story && ctx.step === story.step) {
+        const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
+        for (const u of storySeeds) {
+          newPost(u, KIND.original, -1, story.stance, pt, 0, FLAG.story);
+          s.cascades.add(-1, -1, u, 0, ctx.step);
+          log(u, A.post, P.nextId - 1);
+        }
+      }
+      for (let k = 0; k < n; k++) {
+        const u = s.active[k];
+        log(u, A.refresh, -1);
+        for (let i = 0; i < s.feedLen[k]; i++) {
+          const r = P.rowOf(s.feed[k * F + i]);
+          if (r >= 0) P.cols.impressions[r]++;
+        }
+        const ne = s.evCount[k];
+        if (ne === 0) log(u, A.nothing, -1);
+        for (let e = 0; e < ne; e++) {
+          const act = s.evAction[k * s.maxEvents + e];
+          const target = s.evTarget[k * s.maxEvents + e];
+          const r = target >= 0 ? P.rowOf(target) : -1;
+          const c = P.cols;
+          switch (act) {
+            case A.like:
+              c.likes[r]++;
+              break;
+            case A.dislike:
+              c.dislikes[r]++;
+              break;
+            case A.report:
+              if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
+              break;
+            case A.repost:
+            case A.quote:
+            case A.comment: {
+              const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
+              if (act === A.repost) c.reposts[r]++;
+              else if (act === A.quote) c.quotes[r]++;
+              else c.comments[r]++;
+              const ps = c.stance[r];
+              const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
+              const flags = c.flags[r] & FLAG.story;
+              newPost(u, kind, target, stance, P.topic, 0, flags);
+              log(u, act, target);
+              continue;
+            }
+            case A.mute:
+              pairSetAdd(s.mutes, u, target);
+              break;
+            case A.follow:
+              if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
+              if (pairSetAdd(s.added, u, target)) s.followers[target]++;
+              break;
+            case A.unfollow:
+              if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
+              break;
+            case A.post: {
+              // An original post: the user's interest plus noise as topic, its opinion plus noise as stance.
+              let norm = 0;
+              for (let d = 0; d < D; d++) {
+                const x = interest[u * D + d] + 0.3 * normal(key, u, d + 1);
+                topicBuf[d] = x;
+                norm += x * x;
+              }
+              norm = Math.sqrt(norm) || 1;
+              for (let d = 0; d < D; d++) topicBuf[d] /= norm;
+              const st = Math.max(-1, Math.min(1, opinion[u] + 0.1 * normal(key, u, 0)));
+              const id = newPost(u, KIND.original, -1, st, topicBuf, 0, 0);
+              log(u, act, id);
+              continue;
+            }
+          }
+          log(u, act, target);
+        }
+      }
+      for (let a = 0; a < ACTIONS.length; a++) ctx.metric(`actions_${ACTIONS[a]}`, tally[a]);
+      ctx.metric('posts_original', made[KIND.original]);
+      ctx.metric('posts_repost', made[KIND.repost]);
+      ctx.metric('posts_quote', made[KIND.quote]);
+      ctx.metric('posts_comment', made[KIND.comment]);
+      if (events && evStep.length > 0) {
+        events.append(
+          [
+            { name: 'step', type: 'i32', values: Int32Array.from(evStep) },
+            { name: 'agent', type: 'i32', values: Int32Array.from(evAgent) },
+            { name: 'action', type: 'u8', values: Uint8Array.from(evAct), dictionary: ACTIONS },
+            { name: 'target', type: 'i32', values: Int32Array.from(evTgt) },
+          ],
+          evStep.length,
+        );
+      }
+    },
+  };
+}
+
+/** Opinion dynamics from exposure, plus the feed metrics the update computes on the way. */
+export function updatePhase(s: SocialState): Phase {
+  return {
+    name: 'update',
+    reads: ['opinion', 'archetype'],
+    writes: ['opinion'],
+    metrics: { feed_items: 'i32', feed_stance_distance: 'f64', echo_chamber_index: 'f64', feed_diversity: 'f64', in_network_share: 'f64' },
+    async run(world, ctx) {
+      const p = s.posts.cols;
+      const [users = 0, items = 0, dist = 0, inNet = 0, div = 0] = await world.exec.reduce(
+        'exposure',
+        {
+          ...feedArgs(s),
+          stance: p.stance,
+          cluster: p.cluster,
+          opinion: world.agents.columns.opinion,
+          archetype: world.agents.columns.archetype,
+          behaviour: s.behaviour.values,
+          backfireDistance: s.cfg.backfireDistance,
+        },
+        s.active.length,
+        { chunkRows: USER_CHUNK },
+      );
+      const meanDist = items > 0 ? dist / items : 0;
+      ctx.metric('feed_items', items);
+      ctx.metric('feed_stance_distance', meanDist);
+      // 1 when users see only their own stance, 0 at the largest possible distance (2).
+      ctx.metric('echo_chamber_index', items > 0 ? 1 - meanDist / 2 : 0);
+      ctx.metric('feed_diversity', users > 0 ? div / users : 0);
+      ctx.metric('in_network_share', items > 0 ? inNet / items : 0);
+    },
+  };
+}
+
+const CASCADE_SCHEMA = [
+  { name: 'step', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'root', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'scale', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'depth', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'max_breadth', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'size', type: 'i32' as const, values: new Int32Array(0) },
+];
+
+/**
+ * End of step: cascade rows and metrics, posts leaving the window go to posts.arrow, and every
+ * `rebuildEvery` steps the follow deltas are folded into a new CSR.
+ */
+export function maintainPhase(s: SocialState): Phase {
+  let posts: ArrowFileAppender | undefined;
+  let cascades: ArrowFileAppender | undefined;
+  const flush = (rows: number) => s.posts.retire(rows, (cols, r) => posts?.append(cols, r));
+  return {
+    name: 'maintain',
+    reads: [],
+    writes: [],
+    metrics: {
+      posts_in_window: 'i32',
+      cascades_changed: 'i32',
+      cascade_max_scale: 'i32',
+      cascade_max_depth: 'i32',
+      cascade_max_breadth: 'i32',
+      story_scale: 'i32',
+      story_depth: 'i32',
+      story_max_breadth: 'i32',
+      follows_pending: 'i32',
+    },
+    init(world) {
+      if (world.out) {
+        posts = world.out.appender('posts.arrow', s.posts.columns(0));
+        cascades = world.out.appender('cascades.arrow', CASCADE_SCHEMA);
+      }
+    },
+    async run(world, ctx) {
+      const changed = s.cascades.drainChanged();
+      const real = changed.filter(([r]) => r >= 0);
+      let ms = 0;
+      let md = 0;
+      let mb = 0;
+      for (const [, st] of real) {
+        if (st.scale > ms) ms = st.scale;
+        if (st.depth > md) md = st.depth;
+        if (st.maxBreadth > mb) mb = st.maxBreadth;
+      }
+      if (cascades && real.length > 0) {
+        cascades.append(
+          [
+            { name: 'step', type: 'i32', values: new Int32Array(real.length).fill(ctx.step) },
+            { name: 'root', type: 'i32', values: Int32Array.from(real, ([r]) => r) },
+            { name: 'scale', type: 'i32', values: Int32Array.from(real, ([, x]) => x.scale) },
+            { name: 'depth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.depth) },
+            { name: 'max_breadth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.maxBreadth) },
+            { name: 'size', type: 'i32', values: Int32Array.from(real, ([, x]) => x.size) },
+          ],
+          real.length,
+        );
+      }
+      const story = s.cascades.stats(-1);
+      ctx.metric('cascades_changed', real.length);
+      ctx.metric('cascade_max_scale', ms);
+      ctx.metric('cascade_max_depth', md);
+      ctx.metric('cascade_max_breadth', mb);
+      ctx.metric('story_scale', story?.scale ?? 0);
+      ctx.metric('story_depth', story?.depth ?? 0);
+      ctx.metric('story_max_breadth', story?.maxBreadth ?? 0);
+
+      // Window: posts created before minStep are final.
+      const w = windowSteps(s.cfg, world.stepSeconds);
+      s.minStep = Math.max(0, ctx.step + 2 - w);
+      flush(s.posts.rowsBefore(s.minStep));
+      s.cascades.prune(ctx.step + 1 - w);
+      ctx.metric('posts_in_window', s.posts.count);
+
+      if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);
+      ctx.metric('follows_pending', s.added.size + s.removed.size);
+    },
+    finish() {
+      flush(s.posts.count);
+    },
+  };
+}
+
+/** Folds follow/unfollow deltas into a new CSR (counting sort, as at set-up). */
+async function rebuildGraph(world: World, s: SocialState): Promise<void> {
+  const G = world.graph.following;
+  const n = world.agents.length;
+  const addA = s.added.keysA;
+  const addB = s.added.keysB;
+  const adds: Array<[number, number]> = [];
+  for (let i = 0; i < addA.length; i++) if (addA[i] !== -1) adds.push([addA[i], addB[i]]);
+  adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const m = world.graph.edges + adds.length;
+  const src = sharedArray('i32', m);
+  const dst = sharedArray('i32', m);
+  let k = 0;
+  let ai = 0;
+  const RA = s.removed.keysA;
+  const RB = s.removed.keysB;
+  for (let u = 0; u < n; u++) {
+    for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) {
+      const v = G.targets[j];
+      if (s.removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
+      src[k] = u;
+      dst[k++] = v;
+    }
+    while (ai < adds.length && adds[ai][0] === u) {
+      const v = adds[ai++][1];
+      if (s.removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
+      src[k] = u;
+      dst[k++] = v;
+    }
+  }
+  world.graph = await buildGraph(world.exec, n, src.subarray(0, k), dst.subarray(0, k), true);
+  const F = world.graph.followers.offsets;
+  for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
+  s.added.keysA.fill(-1);
+  s.added.size = 0;
+  s.removed.keysA.fill(-1);
+  s.removed.size = 0;
+}

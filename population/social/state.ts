@@ -1,0 +1,149 @@
+/**
+ * The social platform's state next to the agent table: posts, behaviour parameters, feeds, the
+ * per-step event buffer, mutes, impressions, follow deltas and cascades. Phases share it; the
+ * recommender (recsys/) fills the feed arrays.
+ */
+import { z } from 'zod';
+import { createPairSet, type PairSet } from '../../sim-core/pairSet.ts';
+import { sharedArray } from '../../sim-core/table.ts';
+import type { World } from '../../sim-core/phase.ts';
+import { BEHAVIOUR_PARAMS, type BehaviourTable } from '../behaviour.ts';
+import { PostTable } from '../posts.ts';
+import { CascadeTracker } from './cascades.ts';
+
+export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
+
+export const socialConfig = z
+  .object({
+    /** Items per feed. */
+    feedSize: z.number().int().min(1).max(64).default(10),
+    /** At most this many feed items come from followed accounts; the rest from out-of-network. */
+    inNetwork: z.number().int().min(0).default(5),
+    ranker: z.enum(RANKER_NAMES).default('x-interest'),
+    /** x-interest recency: exp(-age/tau) or OASIS's ln((271.8 - age)/100) clipped at 0. */
+    recency: z.enum(['exp', 'oasis']).default('exp'),
+    tauHours: z.number().positive().default(6),
+    /** Posts older than this leave the candidate structures (and memory) and go to posts.arrow. */
+    windowHours: z.number().positive().default(48),
+    /**
+     * In-network candidates: newest posts per followee, and followees scanned per session (a
+     * window that rotates every step, like a platform sampling its in-network source).
+     */
+    perAuthor: z.number().int().min(1).max(16).default(2),
+    maxScan: z.number().int().min(1).default(48),
+    /** Out-of-network: clusters probed per user, posts kept per cluster, trending list length. */
+    probe: z.number().int().min(1).max(8).default(3),
+    perCluster: z.number().int().min(1).max(256).default(16),
+    trending: z.number().int().min(0).max(1024).default(20),
+    /** Recent impressions remembered per user (the already-seen filter). */
+    seenSize: z.number().int().min(1).max(64).default(16),
+    /** Content farther than this from a user's opinion pushes it away (backfire), if enabled. */
+    backfireDistance: z.number().min(0).max(2).default(1),
+    /** Follows and unfollows take effect when the CSR is rebuilt, every this many steps. */
+    rebuildEvery: z.number().int().min(1).default(24),
+    /** Multipliers on the heuristic behaviour parameters, e.g. {"post": 2}. */
+    behaviour: z.partialRecord(z.enum(BEHAVIOUR_PARAMS), z.number().nonnegative()).default({}),
+    /** Reports at which a post gets the `reported` flag. */
+    reportThreshold: z.number().int().min(1).default(5),
+  })
+  .superRefine((c, ctx) => {
+    if (c.inNetwork > c.feedSize) {
+      ctx.addIssue({ code: 'custom', path: ['inNetwork'], message: `in-network count ${c.inNetwork} is larger than feedSize ${c.feedSize}; lower inNetwork or raise feedSize` });
+    }
+  });
+export type SocialConfig = z.output<typeof socialConfig>;
+
+export interface SocialState {
+  cfg: SocialConfig;
+  posts: PostTable;
+  behaviour: BehaviourTable;
+  prototypes: Float32Array;
+  topics: number;
+  /** Latest post id per author (-1: none). */
+  latest: Int32Array;
+  /** Follower counts, updated as follows happen (the CSR catches up at rebuilds). */
+  followers: Int32Array;
+  /** Users' nearest topic clusters (n x probe). */
+  userClusters: Uint8Array;
+  /** Ring of recent impressions per user (n x seenSize) and its cursor. */
+  seen: Int32Array;
+  seenAt: Uint8Array;
+  mutes: PairSet;
+  /** Follow deltas since the last CSR rebuild. */
+  added: PairSet;
+  removed: PairSet;
+  activeMask: Uint8Array;
+  active: Int32Array;
+  feed: Int32Array;
+  feedFlags: Uint8Array;
+  feedLen: Uint8Array;
+  evAction: Uint8Array;
+  evTarget: Int32Array;
+  evCount: Uint16Array;
+  maxEvents: number;
+  cascades: CascadeTracker;
+  /** Oldest step whose posts are still candidates. */
+  minStep: number;
+}
+
+/**
+ * Rows per chunk for per-active-user kernels (feeds, actions, exposure): each row is microseconds
+ * of work, so chunks are small enough to spread a 10%-active step over every thread.
+ */
+export const USER_CHUNK = 2048;
+
+export function windowSteps(cfg: SocialConfig, stepSeconds: number): number {
+  return Math.max(1, Math.ceil((cfg.windowHours * 3600) / stepSeconds));
+}
+
+export function createSocialState(world: World, cfg: SocialConfig, behaviour: BehaviourTable, prototypes: Float32Array, topics: number): SocialState {
+  const n = world.agents.length;
+  const dim = prototypes.length / topics;
+  const followers = sharedArray('i32', n);
+  const F = world.graph.followers.offsets;
+  for (let v = 0; v < n; v++) followers[v] = F[v + 1] - F[v];
+  const maxEvents = cfg.feedSize * 8 + 2;
+  return {
+    cfg,
+    posts: new PostTable(dim),
+    behaviour,
+    prototypes,
+    topics,
+    latest: sharedArray('i32', n).fill(-1),
+    followers,
+    userClusters: sharedArray('u8', n * cfg.probe),
+    seen: sharedArray('i32', n * cfg.seenSize).fill(-1),
+    seenAt: sharedArray('u8', n),
+    mutes: createPairSet(),
+    added: createPairSet(),
+    removed: createPairSet(),
+    activeMask: sharedArray('u8', n),
+    active: sharedArray('i32', 0),
+    feed: sharedArray('i32', 0),
+    feedFlags: sharedArray('u8', 0),
+    feedLen: sharedArray('u8', 0),
+    evAction: sharedArray('u8', 0),
+    evTarget: sharedArray('i32', 0),
+    evCount: sharedArray('u16', 0),
+    maxEvents,
+    cascades: new CascadeTracker(),
+    minStep: 0,
+  };
+}
+
+/** Grows the per-active-user buffers (feeds, events) to hold `active` users. */
+export function reserveActive(s: SocialState, active: number): void {
+  if (s.feedLen.length >= active) return;
+  const cap = Math.max(1024, Math.ceil(active * 1.25));
+  s.feed = sharedArray('i32', cap * s.cfg.feedSize);
+  s.feedFlags = sharedArray('u8', cap * s.cfg.feedSize);
+  s.feedLen = sharedArray('u8', cap);
+  s.evAction = sharedArray('u8', cap * s.maxEvents);
+  s.evTarget = sharedArray('i32', cap * s.maxEvents);
+  s.evCount = sharedArray('u16', cap);
+}
+
+/** The kernel arguments every per-active-user kernel shares: who is active and what it was shown. */
+export function feedArgs(s: SocialState) {
+  return { active: s.active, feed: s.feed, feedFlags: s.feedFlags, feedLen: s.feedLen, feedSize: s.cfg.feedSize, base: s.posts.base };
+}

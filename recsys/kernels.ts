@@ -1,0 +1,252 @@
+/**
+ * The feed kernel: for each active user, candidate generation and ranking in one pass over its row
+ * (per-row top-k over candidates, DESIGN.md section 5). Registered with the executor so worker
+ * threads import it by URL.
+ *
+ * Candidates: in-network (recent posts, reposts included, of the accounts the user follows, walked
+ * newest first through each author's post chain), out-of-network (the best recent posts of the
+ * topic clusters nearest the user's interests; for the `random` ranker, posts drawn uniformly from
+ * the window instead) and trending (the global hot list). Filtered: own
+ * posts, muted authors (the post's author and its cascade root's author), the user's recent
+ * impressions, duplicates. Ranked by the scenario's ranker; the feed takes up to `inNetwork`
+ * in-network items, then fills up to `feedSize` from out-of-network candidates.
+ */
+import { registerKernels } from '../sim-core/exec.ts';
+import { pairSetHas } from '../sim-core/pairSet.ts';
+import { hash } from '../sim-core/rng.ts';
+
+export interface FeedArgs {
+  active: Int32Array;
+  offsets: Int32Array | Float64Array;
+  targets: Int32Array;
+  latest: Int32Array;
+  base: number;
+  count: number;
+  author: Int32Array;
+  rootAuthor: Int32Array;
+  postStep: Int32Array;
+  /** Base score per post row (candidates.ts), recomputed every step. */
+  postScore: Float64Array;
+  prevByAuthor: Int32Array;
+  postCluster: Uint8Array;
+  topic: Float32Array;
+  followers: Int32Array;
+  interest: Float32Array;
+  userClusters: Uint8Array;
+  clusterPosts: Int32Array;
+  trending: Int32Array;
+  muteA: Int32Array;
+  muteB: Int32Array;
+  seen: Int32Array;
+  seenAt: Uint8Array;
+  feed: Int32Array;
+  feedFlags: Uint8Array;
+  feedLen: Uint8Array;
+  dim: number;
+  probe: number;
+  perCluster: number;
+  seenSize: number;
+  feedSize: number;
+  inNetwork: number;
+  ranker: number;
+  minStep: number;
+  /** First row created at or after minStep. */
+  minRow: number;
+  perAuthor: number;
+  maxScan: number;
+  key: number;
+}
+
+// Worker-local scratch: stamps marking the followees scanned for the current user.
+let stamp = new Int32Array(0);
+let epoch = 0;
+
+/**
+ * Score of post row r for user u (larger is better): the post's base score (candidates.ts), times
+ * the interest cosine for x-interest; a keyed hash of (user, post) for random.
+ */
+export function scoreOf(a: FeedArgs, u: number, r: number): number {
+  if (a.ranker === 1) return hash(a.key, u, (a.base + r) & 0x7fffffff) + 1;
+  if (a.ranker !== 3) return a.postScore[r];
+  const D = a.dim;
+  let dot = 0;
+  const pu = u * D;
+  const pr = r * D;
+  for (let d = 0; d < D; d++) dot += a.interest[pu + d] * a.topic[pr + d];
+  return a.postScore[r] * dot;
+}
+
+/** Whether (id, score) would enter a full-or-not descending top list. */
+function enters(ids: Int32Array, scores: Float64Array, len: number, cap: number, id: number, score: number): boolean {
+  return len < cap || score > scores[len - 1] || (score === scores[len - 1] && id > ids[len - 1]);
+}
+
+/** Inserts (id, score) into a descending top list of capacity cap; ties prefer the larger id. */
+function offer(ids: Int32Array, scores: Float64Array, len: number, cap: number, id: number, score: number): number {
+  for (let i = 0; i < len; i++) if (ids[i] === id) return len;
+  if (len === cap && (score < scores[len - 1] || (score === scores[len - 1] && id < ids[len - 1]))) return len;
+  let i = len < cap ? len : cap - 1;
+  while (i > 0 && (scores[i - 1] < score || (scores[i - 1] === score && ids[i - 1] < id))) {
+    ids[i] = ids[i - 1];
+    scores[i] = scores[i - 1];
+    i--;
+  }
+  ids[i] = id;
+  scores[i] = score;
+  return len < cap ? len + 1 : len;
+}
+
+function allowed(a: FeedArgs, u: number, r: number, seenBase: number): boolean {
+  const au = a.author[r];
+  if (au === u) return false;
+  const id = a.base + r;
+  for (let s = 0; s < a.seenSize; s++) if (a.seen[seenBase + s] === id) return false;
+  if (a.muteA.length > 0 && (pairSetHas(a.muteA, a.muteB, u, au) || pairSetHas(a.muteA, a.muteB, u, a.rootAuthor[r]))) return false;
+  return true;
+}
+
+function recommend(a: FeedArgs, start: number, end: number): number[] {
+  const n = a.latest.length;
+  if (stamp.length < n) stamp = new Int32Array(n);
+  const F = a.feedSize;
+  const inIds = new Int32Array(Math.max(1, a.inNetwork));
+  const inScores = new Float64Array(inIds.length);
+  const outIds = new Int32Array(F);
+  const outScores = new Float64Array(F);
+  let shown = 0;
+  // Per-user state of the out-of-network pass (one closure per chunk, not per user).
+  let want = 0;
+  let nOut = 0;
+  let cu = 0;
+  let cSeen = 0;
+  let cLo = 0;
+  let cHi = 0;
+  const consider = (id: number) => {
+    if (id < a.base || id >= a.base + a.count) return;
+    const r = id - a.base;
+    const au = a.author[r];
+    if (a.postStep[r] < a.minStep || stamp[au] === epoch) return;
+    if (a.ranker === 3 && nOut === want && a.postScore[r] < outScores[nOut - 1]) return;
+    const sc = scoreOf(a, cu, r);
+    if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen)) return;
+    // Followed authors are in-network: an exact check of the (contiguous) followee row, done
+    // only for candidates that would enter the list.
+    for (let j = cLo; j < cHi; j++) if (a.targets[j] === au) return;
+    nOut = offer(outIds, outScores, nOut, want, id, sc);
+  };
+  for (let k = start; k < end; k++) {
+    const u = a.active[k];
+    if (++epoch > 0x3fffffff) {
+      stamp.fill(0);
+      epoch = 1;
+    }
+    const lo = a.offsets[u];
+    const deg = a.offsets[u + 1] - lo;
+    const seenBase = u * a.seenSize;
+    let nIn = 0;
+    // In-network: scan at most maxScan followees, starting at a per-user rotation.
+    const scan = deg < a.maxScan ? deg : a.maxScan;
+    const rot = deg > scan ? hash(a.key, u, 1) % deg : 0;
+    if (a.inNetwork > 0) {
+      for (let j = 0; j < scan; j++) {
+        const v = a.targets[lo + ((rot + j) % deg)];
+        stamp[v] = epoch;
+        let id = a.latest[v];
+        for (let c = 0; c < a.perAuthor && id >= a.base; c++) {
+          const r = id - a.base;
+          if (a.postStep[r] < a.minStep) break;
+          // x-interest scores are at most the base score (cosine <= 1): skip the dot product when
+          // even that cannot enter the list.
+          if (a.ranker !== 3 || nIn < a.inNetwork || a.postScore[r] >= inScores[nIn - 1]) {
+            const sc = scoreOf(a, u, r);
+            if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
+          }
+          id = a.prevByAuthor[r];
+        }
+      }
+    }
+    // Out-of-network: nearest clusters, then trending; authors the user follows are in-network.
+    want = F - nIn;
+    nOut = 0;
+    cu = u;
+    cSeen = seenBase;
+    cLo = lo;
+    cHi = lo + deg;
+    if (want > 0) {
+      if (a.ranker === 1) {
+        // The random recommender draws its candidates uniformly from the window, as OASIS's does.
+        const span = a.count - a.minRow;
+        for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) consider(a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span));
+      } else {
+        for (let p = 0; p < a.probe; p++) {
+          const cb = a.userClusters[u * a.probe + p] * a.perCluster;
+          for (let i = 0; i < a.perCluster; i++) {
+            const id = a.clusterPosts[cb + i];
+            if (id < 0) break;
+            consider(id);
+          }
+        }
+      }
+      for (let i = 0; i < a.trending.length; i++) {
+        const id = a.trending[i];
+        if (id < 0) break;
+        consider(id);
+      }
+    }
+    const fb = k * F;
+    let len = 0;
+    for (let i = 0; i < nIn; i++) {
+      a.feed[fb + len] = inIds[i];
+      a.feedFlags[fb + len++] = 1;
+    }
+    for (let i = 0; i < nOut; i++) {
+      a.feed[fb + len] = outIds[i];
+      a.feedFlags[fb + len++] = 0;
+    }
+    a.feedLen[k] = len;
+    for (let i = len; i < F; i++) a.feed[fb + i] = -1;
+    // Remember the impressions (a ring of the last seenSize items).
+    let at = a.seenAt[u];
+    for (let i = 0; i < len; i++) {
+      a.seen[seenBase + at] = a.feed[fb + i];
+      at = (at + 1) % a.seenSize;
+    }
+    a.seenAt[u] = at;
+    shown += len;
+  }
+  return [shown];
+}
+
+/**
+ * Each user's `probe` nearest topic clusters by cosine between its interest and the T prototypes
+ * (computed once at set-up; interests are static). Ties prefer the lower cluster.
+ */
+function nearestClusters(
+  a: { interest: Float32Array; prototypes: Float32Array; topics: number; dim: number; probe: number; out: Uint8Array },
+  start: number,
+  end: number,
+): void {
+  const { interest: I, prototypes: Pr, topics: T, dim: D, probe, out: Out } = a;
+  const best = new Int32Array(probe);
+  const bestS = new Float64Array(probe);
+  for (let u = start; u < end; u++) {
+    let len = 0;
+    for (let t = 0; t < T; t++) {
+      let dot = 0;
+      for (let d = 0; d < D; d++) dot += I[u * D + d] * Pr[t * D + d];
+      if (len === probe && dot <= bestS[len - 1]) continue;
+      let i = len < probe ? len++ : probe - 1;
+      while (i > 0 && bestS[i - 1] < dot) {
+        best[i] = best[i - 1];
+        bestS[i] = bestS[i - 1];
+        i--;
+      }
+      best[i] = t;
+      bestS[i] = dot;
+    }
+    for (let p = 0; p < probe; p++) Out[u * probe + p] = best[p < len ? p : 0];
+  }
+}
+
+export const kernels = { recommend, nearestClusters };
+registerKernels(import.meta.url, kernels as never);

@@ -1,0 +1,85 @@
+/**
+ * The recommend phase: rebuild the candidate structures from the posts in the window, then build
+ * every active user's feed with the `recommend` kernel (recsys/kernels.ts).
+ */
+import type { Phase } from '../sim-core/phase.ts';
+import { sharedArray } from '../sim-core/table.ts';
+import { feedArgs, USER_CHUNK, type SocialState } from '../population/social/state.ts';
+import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
+import './kernels.ts';
+
+const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 } as const;
+
+export function recommendPhase(s: SocialState): Phase {
+  let idx: CandidateIndex;
+  let postScore: Float64Array = sharedArray('f64', 0);
+  const ranker = RANKER_CODE[s.cfg.ranker];
+  const recency = s.cfg.recency === 'exp' ? 0 : 1;
+  return {
+    name: 'recommend',
+    reads: ['interest'],
+    writes: [],
+    async init(world) {
+      idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
+      const D = s.posts.dim;
+      await world.exec.run(
+        'nearestClusters',
+        { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.userClusters },
+        world.agents.length,
+      );
+    },
+    async run(world, ctx) {
+      postScore = rebuildCandidates(idx, s.posts, postScore, {
+        ranker,
+        step: ctx.step,
+        stepSeconds: world.stepSeconds,
+        tauHours: s.cfg.tauHours,
+        recency,
+        minStep: s.minStep,
+        followers: s.followers,
+        key: ctx.key('recommend'),
+      });
+      const p = s.posts.cols;
+      const G = world.graph.following;
+      await world.exec.run(
+        'recommend',
+        {
+          ...feedArgs(s),
+          offsets: G.offsets,
+          targets: G.targets,
+          latest: s.latest,
+          count: s.posts.count,
+          author: p.author,
+          rootAuthor: p.root_author,
+          postStep: p.step,
+          postScore,
+          prevByAuthor: p.prev_by_author,
+          postCluster: p.cluster,
+          topic: s.posts.topic,
+          followers: s.followers,
+          interest: world.agents.columns.interest,
+          userClusters: s.userClusters,
+          clusterPosts: idx.clusterPosts,
+          trending: idx.trending,
+          muteA: s.mutes.keysA,
+          muteB: s.mutes.keysB,
+          seen: s.seen,
+          seenAt: s.seenAt,
+          dim: s.posts.dim,
+          probe: s.cfg.probe,
+          perCluster: s.cfg.perCluster,
+          seenSize: s.cfg.seenSize,
+          inNetwork: s.cfg.inNetwork,
+          ranker,
+          minStep: s.minStep,
+          minRow: s.posts.rowsBefore(s.minStep),
+          perAuthor: s.cfg.perAuthor,
+          maxScan: s.cfg.maxScan,
+          key: ctx.key('recommend'),
+        },
+        s.active.length,
+        { chunkRows: USER_CHUNK },
+      );
+    },
+  };
+}

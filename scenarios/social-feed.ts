@@ -1,0 +1,60 @@
+/**
+ * Social feed: a synthetic population on a homophilous follow graph, on a platform with posts,
+ * the OASIS action space, an activity clock, an x-interest feed and opinion dynamics from
+ * exposure; a news story is posted by a few hub accounts at the first step. The default demo.
+ */
+import { z } from 'zod';
+import { heuristicBehaviour } from '../population/behaviour.ts';
+import { buildSociety, graphSpec } from '../population/buildSociety.ts';
+import { opinionStats } from '../population/classic/opinion.ts';
+import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase } from '../population/social/phases.ts';
+import { createSocialState, socialConfig } from '../population/social/state.ts';
+import { ACTIVITY_TIERS } from '../population/synthesize.ts';
+import { recommendPhase } from '../recsys/recommend.ts';
+import { defineScenario } from '../runner/defineScenario.ts';
+import '../population/social/kernels.ts';
+
+export default defineScenario({
+  name: 'social-feed',
+  description: 'Posts, feeds and opinion dynamics on a homophilous follow graph, with a news story seeded at hubs',
+  params: z.object({
+    graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 45, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
+    platform: socialConfig.default(socialConfig.parse({})),
+    story: z
+      .object({
+        seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
+        count: z.number().int().min(0).default(5),
+        step: z.number().int().min(0).default(0),
+        stance: z.number().min(-1).max(1).default(0.8),
+        topic: z.number().int().min(0).max(254).default(0),
+      })
+      .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
+  }),
+  defaults: { agents: 100_000, steps: 24, snapshotEvery: 12 },
+  async setup(ctx) {
+    const p = ctx.params;
+    const society = await buildSociety(ctx.exec, {
+      agents: ctx.agents,
+      seed: ctx.seed,
+      graph: p.graph,
+      phaseBytesPerAgent: 100,
+      log: ctx.log,
+    });
+    const L = society.agents.schema.leaning.dictionary!.length;
+    const behaviour = heuristicBehaviour({
+      ageBands: society.agents.schema.age_band.dictionary!.length,
+      leaningCentres: Array.from({ length: L }, (_, i) => (L === 1 ? 0 : -1 + (2 * i) / (L - 1))),
+      tiers: ACTIVITY_TIERS.length,
+      scale: p.platform.behaviour,
+    });
+    const topics = society.prototypes.length / (society.agents.schema.interest.width ?? 1);
+    if (p.story.topic >= topics) throw new Error(`story.topic must be below ${topics}`);
+    const world = { agents: society.agents, graph: society.graph, exec: ctx.exec, seed: ctx.seed, stepSeconds: 3600 };
+    const s = createSocialState(world, p.platform, behaviour, society.prototypes, topics);
+    return {
+      agents: society.agents,
+      graph: society.graph,
+      phases: [activatePhase(s), recommendPhase(s), actPhase(s), applyPhase(s, p.story), updatePhase(s), maintainPhase(s), opinionStats()],
+    };
+  },
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { CascadeTracker, cascadeStats } from '../../population/social/cascades.ts';
+
+describe('cascade statistics (OASIS definitions)', () => {
+  it('a hand-built cascade: scale counts unique users, depth the deepest level, breadth the widest', () => {
+    // Root by user 1; reposts by 2 and 3 (depth 1); 4 reposts 2's (depth 2); 2 comments again on 3's
+    // repost (depth 2, user 2 already counted); 5 quotes 4's (depth 3).
+    const depths = [0, 1, 1, 2, 2, 3];
+    const authors = [1, 2, 3, 4, 2, 5];
+    expect(cascadeStats(depths, authors)).toEqual({ scale: 5, depth: 3, maxBreadth: 2, size: 6 });
+    // A star: root and 4 direct reposts.
+    expect(cascadeStats([0, 1, 1, 1, 1], [9, 1, 2, 3, 4])).toEqual({ scale: 5, depth: 1, maxBreadth: 4, size: 5 });
+    // A chain of 4 by two alternating users.
+    expect(cascadeStats([0, 1, 2, 3], [1, 2, 1, 2])).toEqual({ scale: 2, depth: 3, maxBreadth: 1, size: 4 });
+    expect(cascadeStats([0], [7])).toEqual({ scale: 1, depth: 0, maxBreadth: 1, size: 1 });
+  });
+
+  it('the incremental tracker agrees with the direct computation and reports changed roots', () => {
+    const t = new CascadeTracker();
+    t.add(100, 1, 2, 1, 0);
+    t.add(100, 1, 3, 1, 0);
+    t.add(200, 7, 8, 1, 0);
+    expect(t.drainChanged().map(([r]) => r)).toEqual([100, 200]);
+    t.add(100, 1, 4, 2, 1);
+    t.add(100, 1, 2, 2, 1);
+    t.add(100, 1, 5, 3, 1);
+    const changed = t.drainChanged();
+    expect(changed.map(([r]) => r)).toEqual([100]);
+    expect(changed[0][1]).toEqual(cascadeStats([0, 1, 1, 2, 2, 3], [1, 2, 3, 4, 2, 5]));
+    t.prune(1);
+    expect(t.stats(200)).toBeUndefined();
+    expect(t.stats(100)?.scale).toBe(5);
+  });
+
+  it('an aggregate without a root post (a story posted by several seeds)', () => {
+    const t = new CascadeTracker();
+    for (const u of [10, 11, 12]) t.add(-1, -1, u, 0, 0);
+    t.add(-1, -1, 13, 1, 1);
+    t.add(-1, -1, 10, 1, 1);
+    expect(t.stats(-1)).toEqual({ scale: 4, depth: 1, maxBreadth: 3, size: 5 });
+  });
+});
