@@ -16,23 +16,26 @@ export interface EdgeList {
   directed: boolean;
 }
 
-/** A growable pair of edge arrays; `finish` copies them onto exact-length shared arrays. */
+/**
+ * A growable pair of edge arrays on shared memory, sized from the expected edge count so the
+ * usual case never copies; `finish` returns exact-length views (no copy).
+ */
 class EdgeBuffer {
   private src: Int32Array;
   private dst: Int32Array;
   length = 0;
   constructor(capacity: number) {
-    const c = Number.isFinite(capacity) ? Math.max(16, Math.ceil(capacity)) : 16;
-    this.src = new Int32Array(c);
-    this.dst = new Int32Array(c);
+    const c = Math.max(16, Number.isFinite(capacity) ? Math.ceil(capacity) : 16);
+    this.src = sharedArray('i32', c);
+    this.dst = sharedArray('i32', c);
   }
   push(u: number, v: number): void {
     if (this.length === this.src.length) {
       const c = this.src.length * 2;
-      const s = new Int32Array(c);
+      const s = sharedArray('i32', c);
       s.set(this.src);
       this.src = s;
-      const d = new Int32Array(c);
+      const d = sharedArray('i32', c);
       d.set(this.dst);
       this.dst = d;
     }
@@ -40,11 +43,7 @@ class EdgeBuffer {
     this.dst[this.length++] = v;
   }
   finish(nodes: number, directed: boolean): EdgeList {
-    const src = sharedArray('i32', this.length);
-    const dst = sharedArray('i32', this.length);
-    src.set(this.src.subarray(0, this.length));
-    dst.set(this.dst.subarray(0, this.length));
-    return { nodes, src, dst, directed };
+    return { nodes, src: this.src.subarray(0, this.length), dst: this.dst.subarray(0, this.length), directed };
   }
 }
 

@@ -20,6 +20,8 @@ export interface FeedArgs {
   offsets: Int32Array | Float64Array;
   targets: Int32Array;
   latest: Int32Array;
+  /** Bit per user: has a post in the window (a 1M-user bitset is 125 KB, cache-resident). */
+  recent: Uint8Array;
   base: number;
   count: number;
   author: Int32Array;
@@ -151,6 +153,7 @@ function recommend(a: FeedArgs, start: number, end: number): number[] {
       for (let j = 0; j < scan; j++) {
         const v = a.targets[lo + ((rot + j) % deg)];
         stamp[v] = epoch;
+        if ((a.recent[v >> 3] & (1 << (v & 7))) === 0) continue;
         let id = a.latest[v];
         for (let c = 0; c < a.perAuthor && id >= a.base; c++) {
           const r = id - a.base;

@@ -13,6 +13,7 @@ const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest'
 export function recommendPhase(s: SocialState): Phase {
   let idx: CandidateIndex;
   let postScore: Float64Array = sharedArray('f64', 0);
+  let recent: Uint8Array = sharedArray('u8', 0);
   const ranker = RANKER_CODE[s.cfg.ranker];
   const recency = s.cfg.recency === 'exp' ? 0 : 1;
   return {
@@ -41,6 +42,13 @@ export function recommendPhase(s: SocialState): Phase {
       });
       const p = s.posts.cols;
       const G = world.graph.following;
+      // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
+      if (recent.length === 0) recent = sharedArray('u8', (world.agents.length + 7) >> 3);
+      recent.fill(0);
+      for (let r = s.posts.rowsBefore(s.minStep); r < s.posts.count; r++) {
+        const v = p.author[r];
+        recent[v >> 3] |= 1 << (v & 7);
+      }
       await world.exec.run(
         'recommend',
         {
@@ -48,6 +56,7 @@ export function recommendPhase(s: SocialState): Phase {
           offsets: G.offsets,
           targets: G.targets,
           latest: s.latest,
+          recent,
           count: s.posts.count,
           author: p.author,
           rootAuthor: p.root_author,

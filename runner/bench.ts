@@ -3,7 +3,13 @@
  * runs with the spread. Never part of `npm test`. `--json` prints
  * {"machine": {...}, "results": [{"name", "median", "min", "max", "unit", "runs"}]}.
  */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readArrowFile } from '../sim-core/arrowFile.ts';
+import type { Manifest } from './runDirectory.ts';
 import { buildGraph, graphBytes, type Graph } from '../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { runStep, type Phase, type World } from '../sim-core/phase.ts';
@@ -159,6 +165,49 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       }
     }
   }
+  for (const [agents, follow, steps] of [
+    [n, 45, 10],
+    [10 * n, 10, 7],
+  ] as const) {
+    const label = sizeLabel(agents);
+    if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`)) continue;
+    for (const r of socialRun(agents, follow, steps, label)) say(r);
+  }
   if (o.json) process.stdout.write(JSON.stringify({ machine: machineInfo(), results }, null, 2) + '\n');
   return results;
+}
+
+/**
+ * The full social step, measured on a real `socsim run social-feed` in a child process (so its
+ * peak RSS is its own): 2 threads, the clock starting at 10:00 (about 10% of users active per
+ * step), the first two steps discarded as warm-up, the rest are the runs.
+ */
+function socialRun(agents: number, meanFollowing: number, steps: number, label: string): BenchResult[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));
+  try {
+    const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
+    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--out', dir];
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new Error(`social-feed bench run failed: ${r.stderr}`);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
+    const metrics = readArrowFile(path.join(dir, 'metrics.arrow'));
+    const col = (name: string) => Array.from(metrics.getChild(name)!.toArray() as ArrayLike<number>).slice(2);
+    const actions = col('active_users').map((_, i) =>
+      ['like', 'dislike', 'repost', 'quote', 'comment', 'report', 'mute', 'unfollow', 'follow', 'post'].reduce((t, a) => t + col(`actions_${a}`)[i], 0),
+    );
+    const posts = col('posts_original').map((v, i) => v + col('posts_repost')[i] + col('posts_quote')[i] + col('posts_comment')[i]);
+    const out = [
+      summarise(`social-step-${label}`, 's', m.step_wall_ms.slice(2).map((x) => x / 1000)),
+      ...Object.entries(m.phase_wall_ms).map(([phase, xs]) => summarise(`social-phase-${phase}-${label}`, 's', xs.slice(2).map((x) => x / 1000))),
+      summarise(`social-active-users-${label}`, 'users', col('active_users')),
+      summarise(`social-actions-per-step-${label}`, 'actions', actions),
+      summarise(`social-posts-per-step-${label}`, 'posts', posts),
+      summarise(`social-edges-${label}`, 'edges', [m.edges]),
+      summarise(`social-setup-${label}`, 's', [m.setup_seconds]),
+      summarise(`social-peak-rss-${label}`, 'B', [m.peak_rss_bytes]),
+    ];
+    return out;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

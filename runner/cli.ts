@@ -136,7 +136,7 @@ export function buildProgram(): Command {
       process.stdout.write(
         `done: ${manifest.steps_completed} steps of ${manifest.agents} agents, ${manifest.edges} edges ` +
           `in ${wall.toFixed(1)} s (+${manifest.setup_seconds.toFixed(1)} s set-up)\n` +
-          `files: ${rel}/ (manifest.json, metrics.arrow, graph.arrow, agents/step-*.arrow)\n` +
+          `files: ${rel}/ (${['manifest.json', 'metrics.arrow', 'graph.arrow', ...(manifest.files.graph_end ? [manifest.files.graph_end] : []), ...(manifest.files.other ?? []), 'agents/step-*.arrow'].join(', ')})\n` +
           analysisHints(rel),
       );
     });

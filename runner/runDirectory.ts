@@ -73,28 +73,36 @@ export function snapshotName(step: number): string {
   return `agents/step-${String(step).padStart(6, '0')}.arrow`;
 }
 
-/** Writes the follow edges (each undirected edge once, u < v) as source/target columns. */
+/**
+ * Writes the follow edges as source/target columns (each undirected edge once, u < v). For
+ * directed graphs the target column is the CSR's own array (no copy).
+ */
 export function writeGraph(file: string, graph: Graph): void {
   const { offsets, targets } = graph.following;
   const m = graph.directed ? graph.edges : graph.edges / 2;
   const source = sharedArray('i32', m);
-  const target = sharedArray('i32', m);
-  let k = 0;
-  for (let v = 0; v < graph.nodes; v++) {
-    for (let j = offsets[v]; j < offsets[v + 1]; j++) {
-      const u = targets[j];
-      if (!graph.directed && u < v) continue;
-      source[k] = v;
-      target[k++] = u;
+  let target = targets;
+  if (graph.directed) {
+    for (let v = 0; v < graph.nodes; v++) source.fill(v, offsets[v], offsets[v + 1]);
+  } else {
+    target = sharedArray('i32', m);
+    let k = 0;
+    for (let v = 0; v < graph.nodes; v++) {
+      for (let j = offsets[v]; j < offsets[v + 1]; j++) {
+        const u = targets[j];
+        if (u < v) continue;
+        source[k] = v;
+        target[k++] = u;
+      }
     }
   }
   writeArrowFile(
     file,
     [
-      { name: 'source', type: 'i32', values: source.subarray(0, k) },
-      { name: 'target', type: 'i32', values: target.subarray(0, k) },
+      { name: 'source', type: 'i32', values: source },
+      { name: 'target', type: 'i32', values: target.subarray(0, m) },
     ],
-    k,
+    m,
     { directed: String(graph.directed), edge_meaning: 'source follows target' },
   );
 }

@@ -30,7 +30,7 @@ export default defineScenario({
       })
       .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
   }),
-  defaults: { agents: 100_000, steps: 24, snapshotEvery: 12 },
+  defaults: { agents: 200_000, steps: 24, snapshotEvery: 12 },
   async setup(ctx) {
     const p = ctx.params;
     const society = await buildSociety(ctx.exec, {

@@ -36,7 +36,7 @@ export function activatePhase(s: SocialState): Phase {
     async run(world, ctx) {
       const c = world.agents.columns;
       const n = world.agents.length;
-      const hour = Math.floor((ctx.time % 86400) / 3600);
+      const hour = Math.floor(((ctx.time + s.cfg.startHour * 3600) % 86400) / 3600);
       await world.exec.run(
         'activate',
         { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
@@ -396,8 +396,10 @@ export function maintainPhase(s: SocialState): Phase {
       if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);
       ctx.metric('follows_pending', s.added.size + s.removed.size);
     },
-    finish() {
+    async finish(world) {
       flush(s.posts.count);
+      // Fold pending follows so graph-end.arrow shows the graph as the run left it.
+      if (s.added.size > 0 || s.removed.size > 0) await rebuildGraph(world, s);
     },
   };
 }

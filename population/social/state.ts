@@ -30,7 +30,7 @@ export const socialConfig = z
      * window that rotates every step, like a platform sampling its in-network source).
      */
     perAuthor: z.number().int().min(1).max(16).default(2),
-    maxScan: z.number().int().min(1).default(48),
+    maxScan: z.number().int().min(1).default(32),
     /** Out-of-network: clusters probed per user, posts kept per cluster, trending list length. */
     probe: z.number().int().min(1).max(8).default(3),
     perCluster: z.number().int().min(1).max(256).default(16),
@@ -43,6 +43,8 @@ export const socialConfig = z
     rebuildEvery: z.number().int().min(1).default(24),
     /** Multipliers on the heuristic behaviour parameters, e.g. {"post": 2}. */
     behaviour: z.partialRecord(z.enum(BEHAVIOUR_PARAMS), z.number().nonnegative()).default({}),
+    /** Hour of the day (0-23) at which the run's clock starts. */
+    startHour: z.number().int().min(0).max(23).default(0),
     /** Reports at which a post gets the `reported` flag. */
     reportThreshold: z.number().int().min(1).default(5),
   })

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tableFromIPC } from '@uwdata/flechette';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = path.join(ROOT, 'bin/socsim.mjs');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-social-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function socsim(args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const arrowFiles = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.arrow')).sort();
+
+describe('socsim run social-feed', () => {
+  it('same seed gives byte-identical posts, events, cascades, metrics and graphs with 1 and 2 threads', () => {
+    const common = ['run', 'social-feed', '--agents', '3000', '--steps', '30', '--seed', '11', '--events', '--quiet', '--set', 'platform.rebuildEvery=10'];
+    const a = socsim([...common, '--threads', '1', '--out', path.join(tmp, 't1')]);
+    const b = socsim([...common, '--threads', '2', '--out', path.join(tmp, 't2')]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const files = arrowFiles(path.join(tmp, 't1'));
+    for (const f of ['posts.arrow', 'events.arrow', 'cascades.arrow', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow']) expect(files).toContain(f);
+    expect(arrowFiles(path.join(tmp, 't2'))).toEqual(files);
+    for (const f of files) expect(fs.readFileSync(path.join(tmp, 't1', f)).equals(fs.readFileSync(path.join(tmp, 't2', f))), f).toBe(true);
+    // posts.arrow holds every post ever made, in id order, with dictionary-encoded kinds.
+    const posts = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/posts.arrow')));
+    const metrics = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/metrics.arrow')));
+    const made = ['posts_original', 'posts_repost', 'posts_quote', 'posts_comment']
+      .map((c) => (metrics.getChild(c)!.toArray() as Int32Array).reduce((s, v) => s + v, 0))
+      .reduce((s, v) => s + v, 0);
+    expect(posts.numRows).toBe(made);
+    const ids = posts.getChild('id')!.toArray() as Int32Array;
+    for (let i = 0; i < ids.length; i++) if (ids[i] !== i) throw new Error(`post ${i} has id ${ids[i]}`);
+    expect(new Set(posts.getChild('kind')!.toArray() as string[])).toEqual(new Set(['original', 'repost', 'quote', 'comment']));
+    // Every event refers to a real agent; follows changed the graph.
+    const events = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/events.arrow')));
+    expect(events.numRows).toBeGreaterThan(1000);
+    const m = JSON.parse(fs.readFileSync(path.join(tmp, 't1/manifest.json'), 'utf8'));
+    expect(m.files.graph_end).toBe('graph-end.arrow');
+    expect(Object.keys(m.phase_wall_ms)).toEqual(['activate', 'recommend', 'act', 'apply', 'update', 'maintain', 'opinion-stats']);
+  });
+
+  it('3-minute steps work (OASIS used them)', () => {
+    const out = path.join(tmp, 'short');
+    const r = socsim(['run', 'social-feed', '--agents', '3000', '--steps', '20', '--step-seconds', '180', '--quiet', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const metrics = tableFromIPC(fs.readFileSync(path.join(out, 'metrics.arrow')));
+    expect(Array.from(metrics.getChild('time')!.toArray() as Float64Array).slice(0, 3)).toEqual([0, 180, 360]);
+  });
+
+  const bad: Array<[string, string[], RegExp]> = [
+    ['negative feed size', ['--set', 'platform.feedSize=-1'], /parameter platform\.feedSize: .*--set platform\.feedSize=VALUE/],
+    ['probability out of [0, 1]', ['--set', 'graph.reciprocity=1.5'], /parameter graph\.reciprocity: .*1/],
+    ['feed mix larger than the feed', ['--set', 'platform.inNetwork=20'], /parameter platform\.inNetwork: in-network count 20 is larger than feedSize 10/],
+    ['unknown recommender', ['--set', 'platform.ranker=popular'], /parameter platform\.ranker: .*x-interest/],
+    ['negative agents', ['--agents', '-5'], /--agents must be a whole number/],
+  ];
+  for (const [what, args, re] of bad) {
+    it(`rejects ${what} with exit 2 and the field's name`, () => {
+      const r = socsim(['run', 'social-feed', ...args, '--out', path.join(tmp, 'bad')]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(re);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+  }
+});
