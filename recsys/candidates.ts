@@ -8,6 +8,7 @@
 import { hash } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { KIND, type PostTable } from '../population/posts.ts';
+import type { PostRecords } from './records.ts';
 
 export interface CandidateIndex {
   perCluster: number;
@@ -74,12 +75,10 @@ export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number 
 }
 
 /**
- * Recomputes every in-memory post's base score into `postScore` (returned, grown as needed) and
- * rebuilds the cluster lists and the trending list from the posts created since `minStep`.
+ * Rebuilds the cluster lists and the trending list from the posts created since `minStep`, ranked
+ * by the base scores in `records` (recsys/records.ts), which must be up to date.
  */
-export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, postScore: Float64Array, o: ScoreOptions & { minStep: number }): Float64Array {
-  if (postScore.length < posts.count) postScore = sharedArray('f64', posts.capacity);
-  for (let r = 0; r < posts.count; r++) postScore[r] = baseScore(posts, r, o);
+export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): void {
   const T = idx.clusterPosts.length;
   const cap = idx.trending.length;
   idx.clusterPosts.fill(-1);
@@ -89,15 +88,15 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, postSco
   const c = posts.cols;
   const start = posts.rowsBefore(o.minStep);
   const per = idx.perCluster;
+  const S = records.stride;
   for (let r = start; r < posts.count; r++) {
     const kind = c.kind[r];
     if (kind !== KIND.original && kind !== KIND.quote) continue;
     const id = posts.base + r;
+    const b = records.recF[r * S];
     // Lists rank by the base score; x-interest adds an engagement boost so popular posts surface.
-    const score =
-      o.ranker === 1 ? hash(o.key, id) : o.ranker === 3 ? postScore[r] * (1 + Math.log1p(c.likes[r] + 2 * c.reposts[r]) / 10) : postScore[r];
+    const score = o.ranker === 1 ? hash(o.key, id) : o.ranker === 3 ? b * (1 + Math.log1p(c.likes[r] + 2 * c.reposts[r]) / 10) : b;
     insertTop(idx.clusterPosts, cs, c.cluster[r] * per, per, id, score);
     if (cap > 0) insertTop(idx.trending, ts, 0, cap, id, score);
   }
-  return postScore;
 }

@@ -24,14 +24,12 @@ export interface FeedArgs {
   recent: Uint8Array;
   base: number;
   count: number;
-  author: Int32Array;
   rootAuthor: Int32Array;
-  postStep: Int32Array;
-  /** Base score per post row (candidates.ts), recomputed every step. */
-  postScore: Float64Array;
-  prevByAuthor: Int32Array;
-  postCluster: Uint8Array;
-  topic: Float32Array;
+  /** Packed post records (records.ts): Int32, Float32 and Int8 views of one buffer. */
+  rec: Int32Array;
+  recF: Float32Array;
+  recQ: Int8Array;
+  stride: number;
   followers: Int32Array;
   interest: Float32Array;
   userClusters: Uint8Array;
@@ -69,13 +67,16 @@ let epoch = 0;
  */
 export function scoreOf(a: FeedArgs, u: number, r: number): number {
   if (a.ranker === 1) return hash(a.key, u, (a.base + r) & 0x7fffffff) + 1;
-  if (a.ranker !== 3) return a.postScore[r];
+  const at = r * a.stride;
+  if (a.ranker !== 3) return a.recF[at];
   const D = a.dim;
+  const I = a.interest;
+  const Q = a.recQ;
   let dot = 0;
   const pu = u * D;
-  const pr = r * D;
-  for (let d = 0; d < D; d++) dot += a.interest[pu + d] * a.topic[pr + d];
-  return a.postScore[r] * dot;
+  const pq = (at + 4) * 4;
+  for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
+  return (a.recF[at] * dot) / 127;
 }
 
 /** Whether (id, score) would enter a full-or-not descending top list. */
@@ -99,7 +100,7 @@ function offer(ids: Int32Array, scores: Float64Array, len: number, cap: number, 
 }
 
 function allowed(a: FeedArgs, u: number, r: number, seenBase: number): boolean {
-  const au = a.author[r];
+  const au = a.rec[r * a.stride + 2];
   if (au === u) return false;
   const id = a.base + r;
   for (let s = 0; s < a.seenSize; s++) if (a.seen[seenBase + s] === id) return false;
@@ -126,9 +127,10 @@ function recommend(a: FeedArgs, start: number, end: number): number[] {
   const consider = (id: number) => {
     if (id < a.base || id >= a.base + a.count) return;
     const r = id - a.base;
-    const au = a.author[r];
-    if (a.postStep[r] < a.minStep || stamp[au] === epoch) return;
-    if (a.ranker === 3 && nOut === want && a.postScore[r] < outScores[nOut - 1]) return;
+    const at = r * a.stride;
+    const au = a.rec[at + 2];
+    if (a.rec[at + 1] < a.minStep || stamp[au] === epoch) return;
+    if (a.ranker === 3 && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen)) return;
     // Followed authors are in-network: an exact check of the (contiguous) followee row, done
@@ -157,14 +159,15 @@ function recommend(a: FeedArgs, start: number, end: number): number[] {
         let id = a.latest[v];
         for (let c = 0; c < a.perAuthor && id >= a.base; c++) {
           const r = id - a.base;
-          if (a.postStep[r] < a.minStep) break;
+          const at = r * a.stride;
+          if (a.rec[at + 1] < a.minStep) break;
           // x-interest scores are at most the base score (cosine <= 1): skip the dot product when
           // even that cannot enter the list.
-          if (a.ranker !== 3 || nIn < a.inNetwork || a.postScore[r] >= inScores[nIn - 1]) {
+          if (a.ranker !== 3 || nIn < a.inNetwork || a.recF[at] >= inScores[nIn - 1]) {
             const sc = scoreOf(a, u, r);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
-          id = a.prevByAuthor[r];
+          id = a.rec[at + 3];
         }
       }
     }

@@ -6,13 +6,14 @@ import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../population/social/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
+import { PostRecords } from './records.ts';
 import './kernels.ts';
 
 const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 } as const;
 
 export function recommendPhase(s: SocialState): Phase {
   let idx: CandidateIndex;
-  let postScore: Float64Array = sharedArray('f64', 0);
+  const records = new PostRecords(s.posts.dim);
   let recent: Uint8Array = sharedArray('u8', 0);
   const ranker = RANKER_CODE[s.cfg.ranker];
   const recency = s.cfg.recency === 'exp' ? 0 : 1;
@@ -30,16 +31,9 @@ export function recommendPhase(s: SocialState): Phase {
       );
     },
     async run(world, ctx) {
-      postScore = rebuildCandidates(idx, s.posts, postScore, {
-        ranker,
-        step: ctx.step,
-        stepSeconds: world.stepSeconds,
-        tauHours: s.cfg.tauHours,
-        recency,
-        minStep: s.minStep,
-        followers: s.followers,
-        key: ctx.key('recommend'),
-      });
+      const key = ctx.key('recommend');
+      records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers, key });
+      rebuildCandidates(idx, s.posts, records, { ranker, minStep: s.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
@@ -58,13 +52,11 @@ export function recommendPhase(s: SocialState): Phase {
           latest: s.latest,
           recent,
           count: s.posts.count,
-          author: p.author,
           rootAuthor: p.root_author,
-          postStep: p.step,
-          postScore,
-          prevByAuthor: p.prev_by_author,
-          postCluster: p.cluster,
-          topic: s.posts.topic,
+          rec: records.rec,
+          recF: records.recF,
+          recQ: records.recQ,
+          stride: records.stride,
           followers: s.followers,
           interest: world.agents.columns.interest,
           userClusters: s.userClusters,
@@ -84,7 +76,7 @@ export function recommendPhase(s: SocialState): Phase {
           minRow: s.posts.rowsBefore(s.minStep),
           perAuthor: s.cfg.perAuthor,
           maxScan: s.cfg.maxScan,
-          key: ctx.key('recommend'),
+          key,
         },
         s.active.length,
         { chunkRows: USER_CHUNK },

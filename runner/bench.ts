@@ -165,8 +165,10 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       }
     }
   }
+  // 1M: a full simulated day after two warm-up steps (includes one CSR rebuild of the follows);
+  // 10M: five steps after the warm-up, from 12:00.
   for (const [agents, follow, steps] of [
-    [n, 45, 10],
+    [n, 45, 26],
     [10 * n, 10, 7],
   ] as const) {
     const label = sizeLabel(agents);
@@ -179,8 +181,8 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
 
 /**
  * The full social step, measured on a real `socsim run social-feed` in a child process (so its
- * peak RSS is its own): 2 threads, the clock starting at 10:00 (about 10% of users active per
- * step), the first two steps discarded as warm-up, the rest are the runs.
+ * peak RSS is its own): 2 threads, the clock starting at 10:00, the first two steps discarded as
+ * warm-up, the rest are the runs.
  */
 function socialRun(agents: number, meanFollowing: number, steps: number, label: string): BenchResult[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));

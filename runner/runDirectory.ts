@@ -37,6 +37,8 @@ export interface Manifest {
   /** Wall time of each phase in every step, by phase name. */
   phase_wall_ms: Record<string, number[]>;
   peak_rss_bytes: number;
+  /** Resident memory once the world is built and the first files are written. */
+  rss_after_setup_bytes?: number;
   /** Whether events.arrow (the full action trace) was written. */
   events?: boolean;
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };

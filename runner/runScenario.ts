@@ -13,7 +13,7 @@ import { InputError } from '../sim-core/errors.ts';
 import { createExecutor } from '../sim-core/exec.ts';
 import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/arrowFile.ts';
-import { sharedArray } from '../sim-core/table.ts';
+import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
 import {
   MetricsWriter,
@@ -168,6 +168,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       agentsGiven: o.agents !== undefined,
       log,
     });
+    await releaseMemory();
     prepareRunDirectory(dir);
     prepared = true;
     const outputs = new Outputs(dir, o.events ?? false);
@@ -200,7 +201,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     snapshot(0);
     metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
     manifest.setup_seconds = (performance.now() - t0) / 1000;
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    manifest.rss_after_setup_bytes = process.memoryUsage().rss;
+    peakRss = Math.max(peakRss, manifest.rss_after_setup_bytes);
     writeJsonAtomic(manifestFile, manifest);
     log(`set up ${world.agents.length} agents, ${manifest.edges} edges in ${manifest.setup_seconds.toFixed(1)} s`);
 

@@ -101,3 +101,20 @@ export function tableBytes(table: Table): number {
   for (const col of Object.values(table.columns)) b += col.byteLength;
   return b;
 }
+
+let collect: (() => void) | undefined;
+
+/**
+ * Asks V8 for a full garbage collection, so shared buffers nobody references any more (an edge
+ * list after CSR construction, an old CSR after a rebuild) are returned to the system now rather
+ * than at some later collection: V8 does not see their size as heap pressure.
+ */
+export async function releaseMemory(): Promise<void> {
+  if (!collect) {
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    v8.setFlagsFromString('--expose-gc');
+    collect = vm.runInNewContext('gc') as () => void;
+  }
+  collect();
+}
