@@ -87,6 +87,16 @@ export function buildProgram(): Command {
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
     .option('--events', 'also write events.arrow, the full action trace (large)')
+    .addOption(new Option('--llm <provider>', 'who sets archetype behaviour: heuristic (offline rules, not an LLM), openai (any OpenAI-compatible server), replay (a recorded cache)').choices(['heuristic', 'openai', 'replay']).default('heuristic'))
+    .option('--llm-model <name>', 'model name sent to the server (default gpt-4o-mini)')
+    .option('--llm-base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama); key from SOCSIM_LLM_API_KEY or OPENAI_API_KEY')
+    .option('--llm-cache <file>', 'llm-cache.jsonl of a recorded run: replayed with --llm replay, reused as a cache with --llm openai')
+    .option('--llm-every <n>', 'archetype decision every n steps (default 6)', intFlag('--llm-every', 1))
+    .option('--llm-budget <n>', 'most LLM calls per decision round (default 256)', intFlag('--llm-budget', 1))
+    .option('--llm-samples <n>', 'replies averaged per archetype (default 1)', intFlag('--llm-samples', 1, 16))
+    .option('--llm-concurrency <n>', 'calls in flight at once (default 16)', intFlag('--llm-concurrency', 1, 256))
+    .option('--llm-timeout <s>', 'seconds per call before it counts as a timeout (default 30)', numFlag('--llm-timeout', 0))
+    .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10))
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
     .addOption(new Option('--quiet', 'no progress output'))
     .action(async (scenarioArg: string, opts) => {
@@ -118,6 +128,18 @@ export function buildProgram(): Command {
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,
+        llm: {
+          provider: opts.llm,
+          ...(opts.llmModel !== undefined && { model: opts.llmModel }),
+          ...(opts.llmBaseUrl !== undefined && { baseURL: opts.llmBaseUrl }),
+          ...(opts.llmCache !== undefined && { cacheFile: path.resolve(opts.llmCache) }),
+          ...(opts.llmEvery !== undefined && { every: opts.llmEvery }),
+          ...(opts.llmBudget !== undefined && { budget: opts.llmBudget }),
+          ...(opts.llmSamples !== undefined && { samples: opts.llmSamples }),
+          ...(opts.llmConcurrency !== undefined && { concurrency: opts.llmConcurrency }),
+          ...(opts.llmTimeout !== undefined && { timeoutSeconds: opts.llmTimeout }),
+          ...(opts.llmRetries !== undefined && { retries: opts.llmRetries }),
+        },
         params,
         scenarioFile: path.relative(process.cwd(), file),
         onStep: progress?.step,
@@ -170,6 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
+      if (err.code === 'commander.invalidArgument' || err.code === 'commander.unknownOption') return 2;
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
       return 2;
     }

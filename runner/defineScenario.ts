@@ -8,6 +8,7 @@ import type { Graph } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import type { Table } from '../sim-core/table.ts';
+import type { LlmSetup } from '../llm-archetypes/setup.ts';
 
 export interface SetupContext<P> {
   agents: number;
@@ -19,6 +20,8 @@ export interface SetupContext<P> {
   /** True when `--agents` was given explicitly (with --graph: ids are 0..agents-1 as-is). */
   agentsGiven: boolean;
   log(line: string): void;
+  /** The LLM provider for archetype decisions, when one is configured (`--llm openai|replay`). */
+  llm?: LlmSetup;
 }
 
 export interface ScenarioWorld {

@@ -39,6 +39,8 @@ export interface Manifest {
   peak_rss_bytes: number;
   /** Resident memory once the world is built and the first files are written. */
   rss_after_setup_bytes?: number;
+  /** The behaviour provider: heuristic, or an LLM (never the key). */
+  llm: { provider: string; model?: string; base_url?: string; cache?: string; every?: number; budget?: number; samples?: number };
   /** Whether events.arrow (the full action trace) was written. */
   events?: boolean;
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
@@ -54,7 +56,7 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 /** Removes the files a previous run left in `dir`, so stale snapshots never mix with new ones. */
 export function prepareRunDirectory(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow']) {
+  for (const f of ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl']) {
     fs.rmSync(path.join(dir, f), { force: true });
   }
   fs.rmSync(path.join(dir, 'agents'), { recursive: true, force: true });

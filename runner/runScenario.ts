@@ -15,6 +15,7 @@ import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from 
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
+import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import {
   MetricsWriter,
   prepareRunDirectory,
@@ -34,6 +35,8 @@ export interface RunOptions {
   out?: string;
   snapshotEvery?: number;
   stepSeconds?: number;
+  /** LLM provider options (`--llm*`); default heuristic (no LLM). */
+  llm?: Partial<LlmOptions>;
   /** Write the full action trace (events.arrow). */
   events?: boolean;
   /** Scenario parameter overrides (already parsed from `--set key=value`). */
@@ -94,6 +97,15 @@ export function paramError(scenario: string, err: z.ZodError): InputError {
   return new InputError(`scenario ${scenario}: parameter ${field}: ${i.message}; set it with --set ${field}=VALUE`);
 }
 
+/** A URL without credentials or query (keys sometimes travel there). */
+function redactUrl(u: string): string {
+  const url = new URL(u);
+  url.username = '';
+  url.password = '';
+  url.search = '';
+  return url.toString();
+}
+
 export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promise<RunResult> {
   const log = o.log ?? (() => {});
   const parsed = scenario.params.safeParse(o.params ?? {});
@@ -110,6 +122,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const snapshotEvery = o.snapshotEvery ?? scenario.defaults.snapshotEvery ?? 0;
   const dir = path.resolve(o.out ?? path.join('runs', scenario.name));
 
+  // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
+  const llmParsed = llmOptions.safeParse(o.llm ?? {});
+  if (!llmParsed.success) throw new InputError(`--llm options: ${llmParsed.error.issues[0].path.join('.')}: ${llmParsed.error.issues[0].message}`);
+  const llm = await setupLlm(llmParsed.data);
   const exec = createExecutor(threads);
   const started = new Date();
   const t0 = performance.now();
@@ -134,6 +150,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     setup_seconds: 0,
     step_wall_ms: [],
     phase_wall_ms: {},
+    llm: llm
+      ? { provider: llm.options.provider, model: llm.options.model, base_url: llm.options.baseURL ? redactUrl(llm.options.baseURL) : undefined, cache: llm.options.cacheFile, every: llm.options.every, budget: llm.options.budget, samples: llm.options.samples }
+      : { provider: 'heuristic' },
     peak_rss_bytes: 0,
     files: { metrics: 'metrics.arrow', graph: 'graph.arrow', agents: [] },
   };
@@ -149,7 +168,11 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       finishPhases = undefined;
       metrics?.close();
       const extra = closeOutputs?.() ?? [];
-      manifest.files.other = extra;
+      if (llm) {
+        llm.cache.close();
+        extra.push('llm-cache.jsonl');
+      }
+      manifest.files.other = extra.sort();
     }
     manifest.status = status;
     if (error) manifest.error = error;
@@ -167,10 +190,12 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       graphFile: o.graphFile,
       agentsGiven: o.agents !== undefined,
       log,
+      llm,
     });
     await releaseMemory();
     prepareRunDirectory(dir);
     prepared = true;
+    llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
     const outputs = new Outputs(dir, o.events ?? false);
     closeOutputs = () => outputs.close();
     const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };

@@ -13,6 +13,9 @@ import { ACTIVITY_TIERS } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 import '../population/social/kernels.ts';
+import '../llm-archetypes/kernels.ts';
+import { archetypesPhase } from '../llm-archetypes/decide.ts';
+import { archetypePersonas } from '../llm-archetypes/personas.ts';
 
 export default defineScenario({
   name: 'social-feed',
@@ -51,10 +54,26 @@ export default defineScenario({
     if (p.story.topic >= topics) throw new Error(`story.topic must be below ${topics}`);
     const world = { agents: society.agents, graph: society.graph, exec: ctx.exec, seed: ctx.seed, stepSeconds: 3600 };
     const s = createSocialState(world, p.platform, behaviour, society.prototypes, topics);
-    return {
-      agents: society.agents,
-      graph: society.graph,
-      phases: [activatePhase(s), recommendPhase(s), actPhase(s), applyPhase(s, p.story), updatePhase(s), maintainPhase(s), opinionStats()],
-    };
+    const phases = [activatePhase(s), recommendPhase(s), actPhase(s), applyPhase(s, p.story), updatePhase(s)];
+    if (ctx.llm) {
+      const o = ctx.llm.options;
+      const labels = society.agents.schema;
+      phases.push(
+        archetypesPhase(s, {
+          client: ctx.llm.client,
+          every: o.every,
+          budget: o.budget,
+          samples: o.samples,
+          temperature: o.temperature,
+          maxTokens: o.maxTokens,
+          concurrency: o.concurrency,
+          retries: o.retries,
+          personas: archetypePersonas(labels.age_band.dictionary!, labels.leaning.dictionary!, ACTIVITY_TIERS),
+          news: (step) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
+        }),
+      );
+    }
+    phases.push(maintainPhase(s), opinionStats());
+    return { agents: society.agents, graph: society.graph, phases };
   },
 });
