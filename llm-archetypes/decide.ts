@@ -247,13 +247,18 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
   };
 }
 
-/** The top trending items, as the prompt shows them. */
+/** The three most engaged posts in the window (likes + 2 x reposts), as the prompt shows them. */
 function describeTrending(s: SocialState): string {
   const c = s.posts.cols;
-  const rows: number[] = [];
-  for (let r = s.posts.count - 1; r >= 0 && rows.length < 200; r--) rows.push(r);
-  rows.sort((a, b) => c.likes[b] + 2 * c.reposts[b] - (c.likes[a] + 2 * c.reposts[a]) || a - b);
-  const top = rows.slice(0, 3);
+  const top: number[] = [];
+  const score = (r: number) => c.likes[r] + 2 * c.reposts[r];
+  for (let r = s.posts.rowsBefore(s.minStep); r < s.posts.count; r++) {
+    if (top.length < 3 || score(r) > score(top[2])) {
+      top.push(r);
+      top.sort((a, b) => score(b) - score(a) || a - b);
+      if (top.length > 3) top.pop();
+    }
+  }
   if (!top.length) return 'nothing yet.';
   return top.map((r) => `a post with stance ${fmt(c.stance[r])} (${c.likes[r]} likes, ${c.reposts[r]} reposts)`).join('; ');
 }
