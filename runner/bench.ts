@@ -3,7 +3,8 @@
  * runs with the spread. Never part of `npm test`. `--json` prints
  * {"machine": {...}, "results": [{"name", "median", "min", "max", "unit", "runs"}]}.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,8 +176,60 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
     if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`)) continue;
     for (const r of socialRun(agents, follow, steps, label)) say(r);
   }
+  const overheadName = `archetype-overhead-${L}-100arch-50ms`;
+  if (want(overheadName)) for (const r of await archetypeOverhead(n, L)) say(r);
   if (o.json) process.stdout.write(JSON.stringify({ machine: machineInfo(), results }, null, 2) + '\n');
   return results;
+}
+
+/**
+ * LLM archetype overhead: a real social-feed run at `agents` users with 90 archetypes (6 age bands
+ * x 5 leanings x 3 activity tiers) deciding every step against a local OpenAI-compatible server
+ * that answers after 50 ms, 16 calls in flight. The figure is the archetypes phase's wall time
+ * per step (observation kernel, prompts, calls, parsing, archetypes.arrow); the bound it is held
+ * to is 50 ms x ceil(calls / 16) + 10%.
+ */
+async function archetypeOverhead(agents: number, label: string): Promise<BenchResult[]> {
+  const reply = JSON.stringify({
+    probabilities: { post: 0.08, like: 0.03, dislike: 0.01, repost: 0.008, quote: 0.002, comment: 0.005, report: 0.001, mute: 0.001, unfollow: 0.002, follow: 0.1 },
+    opinion: { eps: 0.4, mu: 0.05, backfire: 0.02 },
+    reason: 'A steady, moderately engaged group.',
+  });
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url?.endsWith('/models')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'b', object: 'chat.completion', created: 0, model: 'bench', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 450, completion_tokens: 120, total_tokens: 570 } }));
+      }, 50);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-llm-'));
+  try {
+    const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
+    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', '8', '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', 'platform.startHour=10', '--llm', 'openai', '--llm-base-url', `http://127.0.0.1:${port}/v1`, '--llm-every', '1', '--llm-concurrency', '16', '--out', dir];
+    const child = spawn(process.execPath, args, { env: { ...process.env, SOCSIM_LLM_API_KEY: 'bench' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    if (code !== 0) throw new Error(`archetype bench run failed: ${err}`);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
+    const metrics = readArrowFile(path.join(dir, 'metrics.arrow'));
+    const calls = Array.from(metrics.getChild('llm_calls')!.toArray() as Int32Array).slice(2);
+    const phase = m.phase_wall_ms.archetypes.slice(2).map((x) => x / 1000);
+    return [
+      summarise(`archetype-overhead-${label}-100arch-50ms`, 's', phase),
+      summarise(`archetype-overhead-bound-${label}-100arch-50ms`, 's', calls.map((c) => 0.05 * Math.ceil(c / 16) * 1.1)),
+      summarise(`archetype-calls-per-round-${label}`, 'calls', calls),
+      summarise(`archetype-social-step-${label}`, 's', m.step_wall_ms.slice(2).map((x) => x / 1000)),
+    ];
+  } finally {
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
