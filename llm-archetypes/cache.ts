@@ -51,6 +51,14 @@ export class LlmCache {
     return c;
   }
 
+  /**
+   * Marks every entry as served from a cache: a recorded cache reused by a live run serves each of
+   * its entries as a hit, and the run's own llm-cache.jsonl must say so for its replay to be exact.
+   */
+  markHits(): void {
+    for (const [k, e] of this.entries) this.entries.set(k, { ...e, cache_hit: true });
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -94,14 +94,14 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
     name: 'archetypes',
     reads: ['archetype', 'opinion'],
     writes: [],
-    metrics: { llm_calls: 'i32', llm_tokens: 'i32', llm_failures: 'i32', llm_cache_hits: 'i32', llm_archetypes_updated: 'i32' },
+    metrics: { llm_calls: 'i32', llm_tokens: 'i32', llm_failures: 'i32', llm_out_of_range: 'i32', llm_cache_hits: 'i32', llm_archetypes_updated: 'i32' },
     async init(world) {
       members = await world.exec.reduce('countCodes', { codes: world.agents.columns.archetype, k: K }, world.agents.length);
       if (world.out) out = world.out.appender('archetypes.arrow', schema(0));
     },
     async run(world, ctx) {
       const zero = () => {
-        for (const m of ['llm_calls', 'llm_tokens', 'llm_failures', 'llm_cache_hits', 'llm_archetypes_updated']) ctx.metric(m, 0);
+        for (const m of ['llm_calls', 'llm_tokens', 'llm_failures', 'llm_out_of_range', 'llm_cache_hits', 'llm_archetypes_updated']) ctx.metric(m, 0);
       };
       if (ctx.step % o.every !== 0) return zero();
       const obs = await world.exec.reduce(
@@ -167,16 +167,20 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
           let tokens = 0;
           let latency = 0;
           let hits = 0;
+          let promptTokens = 0;
+          let completionTokens = 0;
           for (let attempt = 0; ; attempt++) {
             const r = await o.client.call({ messages: prompts[i], temperature: o.temperature, maxTokens: o.maxTokens, sample: m, attempt });
             calls++;
             tokens += r.promptTokens + r.completionTokens;
+            promptTokens += r.promptTokens;
+            completionTokens += r.completionTokens;
             latency += r.latencyMs;
             if (r.cacheHit) hits++;
             const parsed = r.text !== undefined ? parseReply(r.text) : { failure: r.failure, reason: '', example: '', params: undefined };
             const ok = parsed.params !== undefined;
             if (ok || attempt >= o.retries || (r.text === undefined && r.failure !== '')) {
-              return { key: r.key, parsed, calls, tokens, latency, hits, promptTokens: r.promptTokens, completionTokens: r.completionTokens };
+              return { key: r.key, parsed, calls, tokens, latency, hits, promptTokens, completionTokens };
             }
           }
         }),
@@ -185,6 +189,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
       let calls = 0;
       let tokens = 0;
       let failures = 0;
+      let clamped = 0;
       let hits = 0;
       let updated = 0;
       const rows: Record<string, number[] | string[]> = Object.fromEntries(
@@ -205,6 +210,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
           tokens += r.tokens;
           hits += r.hits;
           if (!r.parsed.params) failures++;
+          else if (r.parsed.failure === 'out_of_range') clamped++;
         }
         const push = (c: string, v: number | string) => (rows[c] as Array<number | string>).push(v);
         push('step', ctx.step);
@@ -241,6 +247,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
       ctx.metric('llm_calls', calls);
       ctx.metric('llm_tokens', tokens);
       ctx.metric('llm_failures', failures);
+      ctx.metric('llm_out_of_range', clamped);
       ctx.metric('llm_cache_hits', hits);
       ctx.metric('llm_archetypes_updated', updated);
     },

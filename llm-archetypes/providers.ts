@@ -166,10 +166,23 @@ export async function probeServer(baseURL: string, apiKey: string, timeoutMs = 5
     res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
-    throw new InputError(`cannot reach the LLM server at ${baseURL} (${cause}); start it or fix --llm-base-url`);
+    throw new InputError(`cannot reach the LLM server at ${redactUrl(baseURL)} (${cause}); start it or fix --llm-base-url`);
   }
   if (res.status === 401 || res.status === 403) {
-    throw new InputError(`the LLM server at ${baseURL} rejected the API key (HTTP ${res.status}); set SOCSIM_LLM_API_KEY or OPENAI_API_KEY`);
+    throw new InputError(`the LLM server at ${redactUrl(baseURL)} rejected the API key (HTTP ${res.status}); set SOCSIM_LLM_API_KEY or OPENAI_API_KEY`);
   }
   await res.body?.cancel();
+}
+
+/** A URL without credentials or query string (keys sometimes travel there), for messages and manifests. */
+export function redactUrl(u: string): string {
+  try {
+    const url = new URL(u);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    return url.toString();
+  } catch {
+    return '(invalid URL)';
+  }
 }

@@ -47,6 +47,7 @@ export async function setupLlm(o: LlmOptions): Promise<LlmSetup | undefined> {
   if (!apiKey) throw new InputError('--llm openai needs an API key in SOCSIM_LLM_API_KEY or OPENAI_API_KEY (any non-empty value for local servers)');
   await probeServer(o.baseURL, apiKey);
   const cache = o.cacheFile ? LlmCache.load(o.cacheFile) : new LlmCache();
+  cache.markHits();
   const client = createOpenAiClient({ model: o.model, baseURL: o.baseURL, apiKey, timeoutMs: o.timeoutSeconds * 1000, retries: o.retries, cache });
   return { options: o, client, cache };
 }

@@ -16,6 +16,7 @@ import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
+import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
   MetricsWriter,
   prepareRunDirectory,
@@ -95,15 +96,6 @@ export function paramError(scenario: string, err: z.ZodError): InputError {
   const i = err.issues[0];
   const field = i.path.join('.') || '(parameters)';
   return new InputError(`scenario ${scenario}: parameter ${field}: ${i.message}; set it with --set ${field}=VALUE`);
-}
-
-/** A URL without credentials or query (keys sometimes travel there). */
-function redactUrl(u: string): string {
-  const url = new URL(u);
-  url.username = '';
-  url.password = '';
-  url.search = '';
-  return url.toString();
 }
 
 export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promise<RunResult> {
