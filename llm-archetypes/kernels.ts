@@ -3,6 +3,7 @@
  * over chunks in chunk order. Registered with the executor (workers import it by URL).
  */
 import { registerKernels } from '../sim-core/exec.ts';
+import type { FeedRows } from '../population/social/kernels.ts';
 
 /** Stance bins of feed items: [-1,-0.6), [-0.6,-0.2), [-0.2,0.2], (0.2,0.6], (0.6,1]. */
 export const STANCE_BINS = 5;
@@ -11,15 +12,9 @@ export const NACTIONS = 12;
 export const OBS_WIDTH = 4 + STANCE_BINS + NACTIONS;
 
 function observe(
-  a: {
-    active: Int32Array;
+  a: FeedRows & {
     archetype: Uint16Array;
     opinion: Float32Array;
-    feed: Int32Array;
-    feedFlags: Uint8Array;
-    feedLen: Uint8Array;
-    feedSize: number;
-    base: number;
     stance: Float32Array;
     evAction: Uint8Array;
     evCount: Uint16Array;

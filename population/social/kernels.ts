@@ -34,13 +34,19 @@ function activate(
   return [c];
 }
 
-export interface ActArgs {
+/** What every per-active-user kernel gets: who is online and what each was shown (state.ts `feedArgs`). */
+export interface FeedRows {
   active: Int32Array;
   feed: Int32Array;
+  /** 1 where the item came from a followed account. */
   feedFlags: Uint8Array;
   feedLen: Uint8Array;
   feedSize: number;
+  /** Id of the post table's row 0. */
   base: number;
+}
+
+export interface ActArgs extends FeedRows {
   author: Int32Array;
   stance: Float32Array;
   likes: Int32Array;
@@ -149,13 +155,7 @@ function act(a: ActArgs, start: number, end: number): number[] {
   return [events];
 }
 
-export interface ExposureArgs {
-  active: Int32Array;
-  feed: Int32Array;
-  feedFlags: Uint8Array;
-  feedLen: Uint8Array;
-  feedSize: number;
-  base: number;
+export interface ExposureArgs extends FeedRows {
   stance: Float32Array;
   cluster: Uint8Array;
   opinion: Float32Array;
