@@ -1,7 +1,9 @@
 /**
- * The `socsim` command line: run, inspect, bench. Exit codes: 0 ok, 1 runtime failure, 2 bad
- * input (one line naming the problem and the fix, no stack trace), 130 interrupted.
+ * The `socsim` command line: run (with --serve, the dashboard follows it live), serve, inspect,
+ * bench. Exit codes: 0 ok, 1 runtime failure, 2 bad input (one line naming the problem and the
+ * fix, no stack trace), 130 interrupted.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
@@ -11,6 +13,7 @@ import { createProgress } from './progress.ts';
 import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
 import { analysisHints } from './hints.ts';
+import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
 
 function intFlag(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
@@ -65,6 +68,50 @@ function deepMerge(base: unknown, over: unknown): unknown {
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+const servePort = intFlag('--serve', 0, 65535);
+
+function isLoopbackHost(h: string): boolean {
+  return h === '::1' || h.startsWith('127.') || h === 'localhost';
+}
+
+/** Starts the dashboard server; a busy port or an address we cannot bind is bad input (exit 2). */
+async function listen(o: Parameters<typeof startServer>[0], thread = false): Promise<DashboardServer> {
+  await ensureDashboardBuilt();
+  try {
+    return await (thread ? startServerThread(o) : startServer(o));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new InputError(`port ${o.port} is in use; pick another with --port (0 = any free port)`);
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EACCES') throw new InputError(`cannot listen on ${o.host}:${o.port} (${e.code})`);
+    throw err;
+  }
+}
+
+/** Builds viz/dist with vite when it is missing (a fresh clone); vite is a dev dependency. */
+async function ensureDashboardBuilt(): Promise<void> {
+  if (fs.existsSync(path.join(dashboardDir(), 'index.html'))) return;
+  process.stderr.write('building the dashboard (viz/dist) once...\n');
+  try {
+    const { buildDashboard } = await import('../viz/build.ts');
+    await buildDashboard();
+  } catch (err) {
+    throw new InputError(`the dashboard is not built and building it failed (${(err as Error).message}); run npm run build:viz`);
+  }
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+  });
+}
+
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -99,6 +146,7 @@ export function buildProgram(): Command {
     .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10))
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
     .addOption(new Option('--quiet', 'no progress output'))
+    .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
     .action(async (scenarioArg: string, opts) => {
       const { scenario, file } = await loadScenario(scenarioArg);
       const overrides = parseSets(opts.set);
@@ -118,6 +166,23 @@ export function buildProgram(): Command {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       const progress = opts.quiet ? undefined : createProgress(process.stderr);
+      // --serve: the dashboard follows the run; run files answer 503 until the first step is done.
+      // The server has its own thread, so it answers while a step runs.
+      const server = opts.serve === undefined ? undefined : await listen({
+        runDir: path.resolve(opts.out ?? path.join('runs', scenario.name)),
+        port: opts.serve === true ? DEFAULT_PORT : opts.serve,
+        host: DEFAULT_HOST,
+        watch: false,
+        ready: false,
+      }, true);
+      if (server) process.stdout.write(`dashboard: ${server.url} (live; steps appear as they finish)\n`);
+      const onStep = server
+        ? (s: number, n: number, ms: number, m: Map<string, number>) => {
+            progress?.step(s, n, ms, m);
+            server.markReady();
+            server.publish('step', { step: s, steps_completed: s + 1, steps_requested: n, wall_ms: ms, status: 'running' });
+          }
+        : progress?.step;
       const { dir, manifest } = await runScenario(scenario, {
         agents: opts.agents,
         steps: opts.steps,
@@ -142,9 +207,13 @@ export function buildProgram(): Command {
         },
         params,
         scenarioFile: path.relative(process.cwd(), file),
-        onStep: progress?.step,
+        onStep,
         log: progress?.log,
         signal,
+      }).catch(async (err: unknown) => {
+        server?.publish('status', { status: 'failed', error: (err as Error).message });
+        await server?.close();
+        throw err;
       });
       progress?.done();
       const relative = path.relative(process.cwd(), dir);
@@ -152,6 +221,7 @@ export function buildProgram(): Command {
       if (manifest.status === 'interrupted') {
         process.stdout.write(`interrupted after ${manifest.steps_completed} steps; completed steps are in ${rel}\n`);
         process.exitCode = 130;
+        await server?.close();
         return;
       }
       const wall = manifest.step_wall_ms.reduce((a, b) => a + b, 0) / 1000;
@@ -161,6 +231,35 @@ export function buildProgram(): Command {
           `files: ${rel}/ (${['manifest.json', 'metrics.arrow', 'graph.arrow', ...(manifest.files.graph_end ? [manifest.files.graph_end] : []), ...(manifest.files.other ?? []), 'agents/step-*.arrow'].join(', ')})\n` +
           analysisHints(rel),
       );
+      if (server) {
+        server.markReady();
+        server.publish('status', { status: manifest.status, steps_completed: manifest.steps_completed, steps_requested: manifest.steps_requested });
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        const stopped = untilSignal();
+        process.stdout.write(`still serving the dashboard at ${server.url}; press Ctrl-C to stop\n`);
+        await stopped;
+        await server.close();
+      }
+    });
+
+  program
+    .command('serve')
+    .description('Serve the dashboard for a run directory (read-only) on 127.0.0.1; follows a run that is still going')
+    .argument('<run-dir>', 'a run directory written by socsim run')
+    .option('--port <n>', `port (0 = any free port)`, intFlag('--port', 0, 65535), DEFAULT_PORT)
+    .option('--host <address>', 'address to bind; anything but a loopback address makes the run readable from other machines', DEFAULT_HOST)
+    .action(async (dirArg: string, opts) => {
+      const runDir = path.resolve(dirArg);
+      if (!fs.existsSync(path.join(runDir, 'manifest.json'))) {
+        throw new InputError(`${dirArg} is not a run directory (no manifest.json); write one with socsim run <scenario> --out ${dirArg}`);
+      }
+      const server = await listen({ runDir, port: opts.port, host: opts.host });
+      const stopped = untilSignal(); // before printing the URL, so a Ctrl-C right after it is ours
+      process.stdout.write(`dashboard: ${server.url} (serving ${dirArg}, read-only); press Ctrl-C to stop\n`);
+      if (!isLoopbackHost(server.host)) process.stdout.write(`warning: bound to ${server.host}: other machines on the network can read this run\n`);
+      await stopped;
+      await server.close();
     });
 
   program
