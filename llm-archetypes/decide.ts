@@ -6,9 +6,12 @@
  * member then samples from. Invalid replies are retried; when every attempt fails the archetype
  * keeps its last good parameters and the failure is counted.
  *
- * It runs at the end of a step (after `update`), so the decision taken from step t's observations
- * governs step t + 1 onward; DESIGN.md lists it before `recommend`, which is the same thing one
- * step later.
+ * It is two phases. `archetypes-ask` runs right after `act`: it summarises what online members
+ * saw (their feeds) and did (this step's actions) with their opinions at the start of the step, and
+ * sends the calls. `archetypes` runs after `update`: it waits for the replies and writes them to
+ * the behaviour table. The calls are in flight while `apply` and `update` run, and the decision
+ * taken from step t's observations governs step t + 1 onward (DESIGN.md lists the phase before
+ * `recommend`, which is the same thing one step later).
  */
 import type { ArrowFileAppender, ColumnData } from '../sim-core/arrowFile.ts';
 import type { Phase } from '../sim-core/phase.ts';
@@ -18,7 +21,7 @@ import { feedArgs, USER_CHUNK, type SocialState } from '../population/social/sta
 import { ACTIONS } from '../population/social/kernels.ts';
 import { NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
 import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
-import { parseReply, REPLY_PARAMS, type FailureKind, type ReplyParam } from './reply.ts';
+import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';
 import type { LlmClient, Message } from './providers.ts';
 
 export interface ArchetypeOptions {
@@ -37,6 +40,17 @@ export interface ArchetypeOptions {
   /** Scenario news for the prompt (e.g. a fact-check label); called each round. */
   news?: (step: number) => string[];
   template?: string;
+}
+
+interface TaskResult {
+  key: string;
+  parsed: ParsedReply;
+  calls: number;
+  tokens: number;
+  latency: number;
+  hits: number;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 const FAILURE_KINDS: FailureKind[] = ['', 'http_429', 'http_5xx', 'http_4xx', 'timeout', 'connection', 'bad_body', 'bad_json', 'schema', 'out_of_range'];
@@ -64,7 +78,7 @@ async function limited<T>(n: number, tasks: Array<() => Promise<T>>): Promise<T[
 const pct = (x: number) => `${Math.round(100 * x)}%`;
 const fmt = (x: number) => (Math.round(x * 1000) / 1000).toString();
 
-export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
+export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, Phase] {
   const K = s.behaviour.archetypes;
   let members: number[] = [];
   let out: ArrowFileAppender | undefined;
@@ -90,20 +104,17 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
       { name: 'failure', type: 'u8', values: (v?.failure as never) ?? new Uint8Array(rows), dictionary: FAILURE_KINDS.map((f) => f || 'none') },
     ];
   };
-  return {
-    name: 'archetypes',
+  let pending: { chosen: number[]; results: Promise<TaskResult[]> } | undefined;
+  const ask: Phase = {
+    name: 'archetypes-ask',
     reads: ['archetype', 'opinion'],
     writes: [],
-    metrics: { llm_calls: 'i32', llm_tokens: 'i32', llm_failures: 'i32', llm_out_of_range: 'i32', llm_cache_hits: 'i32', llm_archetypes_updated: 'i32' },
     async init(world) {
       members = await world.exec.reduce('countCodes', { codes: world.agents.columns.archetype, k: K }, world.agents.length);
       if (world.out) out = world.out.appender('archetypes.arrow', schema(0));
     },
     async run(world, ctx) {
-      const zero = () => {
-        for (const m of ['llm_calls', 'llm_tokens', 'llm_failures', 'llm_out_of_range', 'llm_cache_hits', 'llm_archetypes_updated']) ctx.metric(m, 0);
-      };
-      if (ctx.step % o.every !== 0) return zero();
+      if (ctx.step % o.every !== 0) return;
       const obs = await world.exec.reduce(
         'observe',
         {
@@ -162,7 +173,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
       });
       // One task per (archetype, sample); each retries invalid replies with a new attempt index.
       const tasks = chosen.flatMap((_, i) =>
-        Array.from({ length: o.samples }, (__, m) => async () => {
+        Array.from({ length: o.samples }, (__, m) => async (): Promise<TaskResult> => {
           let calls = 0;
           let tokens = 0;
           let latency = 0;
@@ -177,7 +188,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
             completionTokens += r.completionTokens;
             latency += r.latencyMs;
             if (r.cacheHit) hits++;
-            const parsed = r.text !== undefined ? parseReply(r.text) : { failure: r.failure, reason: '', example: '', params: undefined };
+            const parsed: ParsedReply = r.text !== undefined ? parseReply(r.text) : { failure: r.failure, reason: '', example: '' };
             const ok = parsed.params !== undefined;
             if (ok || attempt >= o.retries || (r.text === undefined && r.failure !== '')) {
               return { key: r.key, parsed, calls, tokens, latency, hits, promptTokens, completionTokens };
@@ -185,7 +196,26 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
           }
         }),
       );
-      const results = await limited(o.concurrency, tasks);
+      const results = limited(o.concurrency, tasks);
+      // Failures surface when the round is collected; keep an early rejection from going unhandled.
+      results.catch(() => {});
+      pending = { chosen, results };
+    },
+  };
+  const collect: Phase = {
+    name: 'archetypes',
+    reads: [],
+    writes: [],
+    metrics: { llm_calls: 'i32', llm_tokens: 'i32', llm_failures: 'i32', llm_out_of_range: 'i32', llm_cache_hits: 'i32', llm_archetypes_updated: 'i32' },
+    async run(_world, ctx) {
+      if (!pending) {
+        for (const m of ['llm_calls', 'llm_tokens', 'llm_failures', 'llm_out_of_range', 'llm_cache_hits', 'llm_archetypes_updated']) ctx.metric(m, 0);
+        return;
+      }
+      const { chosen } = pending;
+      const results = await pending.results;
+      pending = undefined;
+      const B = s.behaviour.values;
       let calls = 0;
       let tokens = 0;
       let failures = 0;
@@ -252,6 +282,7 @@ export function archetypesPhase(s: SocialState, o: ArchetypeOptions): Phase {
       ctx.metric('llm_archetypes_updated', updated);
     },
   };
+  return [ask, collect];
 }
 
 /** The three most engaged posts in the window (likes + 2 x reposts), as the prompt shows them. */

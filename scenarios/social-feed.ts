@@ -14,7 +14,8 @@ import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 import '../population/social/kernels.ts';
 import '../llm-archetypes/kernels.ts';
-import { archetypesPhase } from '../llm-archetypes/decide.ts';
+import { archetypesPhases } from '../llm-archetypes/decide.ts';
+import type { Phase } from '../sim-core/phase.ts';
 import { archetypePersonas } from '../llm-archetypes/personas.ts';
 
 export default defineScenario({
@@ -54,25 +55,29 @@ export default defineScenario({
     if (p.story.topic >= topics) throw new Error(`story.topic must be below ${topics}`);
     const world = { agents: society.agents, graph: society.graph, exec: ctx.exec, seed: ctx.seed, stepSeconds: 3600 };
     const s = createSocialState(world, p.platform, behaviour, society.prototypes, topics);
-    const phases = [activatePhase(s), recommendPhase(s), actPhase(s), applyPhase(s, p.story), updatePhase(s)];
+    const phases = [activatePhase(s), recommendPhase(s), actPhase(s)];
+    let collect: Phase | undefined;
     if (ctx.llm) {
       const o = ctx.llm.options;
       const labels = society.agents.schema;
-      phases.push(
-        archetypesPhase(s, {
-          client: ctx.llm.client,
-          every: o.every,
-          budget: o.budget,
-          samples: o.samples,
-          temperature: o.temperature,
-          maxTokens: o.maxTokens,
-          concurrency: o.concurrency,
-          retries: o.retries,
-          personas: archetypePersonas(labels.age_band.dictionary!, labels.leaning.dictionary!, ACTIVITY_TIERS),
-          news: (step) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
-        }),
-      );
+      const [ask, done] = archetypesPhases(s, {
+        client: ctx.llm.client,
+        every: o.every,
+        budget: o.budget,
+        samples: o.samples,
+        temperature: o.temperature,
+        maxTokens: o.maxTokens,
+        concurrency: o.concurrency,
+        retries: o.retries,
+        personas: archetypePersonas(labels.age_band.dictionary!, labels.leaning.dictionary!, ACTIVITY_TIERS),
+        news: (step: number) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
+      });
+      // Ask right after the actions, collect after the opinion update: the calls overlap both.
+      phases.push(ask);
+      collect = done;
     }
+    phases.push(applyPhase(s, p.story), updatePhase(s));
+    if (collect) phases.push(collect);
     phases.push(maintainPhase(s), opinionStats());
     return { agents: society.agents, graph: society.graph, phases };
   },
