@@ -116,7 +116,7 @@ export function buildProgram(): Command {
   const program = new Command();
   program
     .name('socsim')
-    .description('Million-agent social-media society simulator: columnar agents, classic models, Arrow output')
+    .description('Million-agent social-media society simulator: columnar agents, classic models, a social platform with feeds, LLM archetypes, Arrow output and a dashboard')
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) })
     .showHelpAfterError('(run with --help for usage)');
