@@ -301,6 +301,7 @@ describe('dashboard with an LLM provider', () => {
     const server = await startServer({ runDir: LLM, appDir, port: 0 });
     try {
       const { page } = browser;
+      await page.goto('about:blank');
       browser.errors.length = 0;
       await open(page, server.url);
       const a = readArrow(path.join(LLM, 'archetypes.arrow'));
@@ -360,6 +361,9 @@ describe('dashboard on a live run (socsim run --serve)', () => {
         });
       });
       const { page } = browser;
+      // Leave the previous test's page first: its event stream to a server that has since closed
+      // would log a refused reconnection into this test's errors.
+      await page.goto('about:blank');
       browser.errors.length = 0;
       await page.goto(url);
       await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 45_000 });
