@@ -5,14 +5,16 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from '@uwdata/flechette';
 import { heuristicBehaviour, NPARAMS, P, type BehaviourParam } from '../../population/behaviour.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../../population/synthesize.ts';
 import { archetypePersonas } from '../../llm-archetypes/personas.ts';
 import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
-import { replyObject } from './fakeServer.ts';
+import { queue, replyObject, startFakeServer, type FakeServer } from './fakeServer.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(ROOT, 'bin/socsim.mjs');
@@ -175,3 +177,29 @@ export function listFiles(dir: string): string[] {
 }
 
 export const f32 = Math.fround;
+
+/** The CLI run exited 0, by itself, with nothing on stderr. */
+export function expectOk(r: CliResult): void {
+  expect(r.signal, r.stderr).toBeNull();
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stderr).toBe('');
+}
+
+/**
+ * Per-file fixture: a fake server started once and reset before each test (handed to `use`), and
+ * a temporary folder for run directories, removed at the end. Returns the folder's path maker.
+ */
+export function fakeServerSuite(prefix: string, use: (server: FakeServer) => void): (name: string) => string {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  let server: FakeServer | undefined;
+  beforeAll(async () => {
+    server = await startFakeServer(queue([]));
+    use(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  beforeEach(() => server!.reset());
+  return (name: string) => path.join(tmp, name);
+}

@@ -3,30 +3,14 @@
  * is built or the run directory written), and the concurrency limit holds at a slow server.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ok, queue, refusedBaseURL, startFakeServer, type FakeServer } from './fakeServer.ts';
-import { childEnv, DECISION_STEPS, metrics, personaReply, runArgs, SECRET, socsim, type CliResult } from './cliHelpers.ts';
+import { childEnv, DECISION_STEPS, expectOk, fakeServerSuite, metrics, personaReply, runArgs, SECRET, socsim, type CliResult } from './cliHelpers.ts';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-llm-failfast-'));
 let server: FakeServer;
-beforeAll(async () => {
-  server = await startFakeServer(queue([]));
-});
-afterAll(async () => {
-  await server?.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-beforeEach(() => server.reset());
-
-const out = (name: string) => path.join(tmp, name);
+const out = fakeServerSuite('socsim-llm-failfast-', (s) => (server = s));
 const serverCalls = (n: number) => expect(server.requests.length).toBe(n);
-function expectOk(r: CliResult) {
-  expect(r.signal, r.stderr).toBeNull();
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toBe('');
-}
 
 describe('concurrency limit at a slow server', () => {
   it('--llm-concurrency 4: never more than 4 calls in flight, and 4 are reached', async () => {

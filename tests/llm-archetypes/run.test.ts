@@ -6,9 +6,8 @@
  * the concurrency limit holds.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
 import { ok, queue, replyObject, startFakeServer, type FakeServer } from './fakeServer.ts';
 import {
@@ -16,7 +15,9 @@ import {
   archetypeRows,
   childEnv,
   DECISION_STEPS,
+  expectOk,
   f32,
+  fakeServerSuite,
   heuristicParams,
   listFiles,
   metrics,
@@ -26,27 +27,11 @@ import {
   SECRET,
   socsim,
   type ArchetypeRow,
-  type CliResult,
 } from './cliHelpers.ts';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-llm-run-'));
 let server: FakeServer;
-beforeAll(async () => {
-  server = await startFakeServer(queue([]));
-});
-afterAll(async () => {
-  await server?.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-beforeEach(() => server.reset());
+const out = fakeServerSuite('socsim-llm-run-', (s) => (server = s));
 
-const out = (name: string) => path.join(tmp, name);
-
-function expectOk(r: CliResult) {
-  expect(r.signal, r.stderr).toBeNull();
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toBe('');
-}
 
 const stepsOf = (rows: ArchetypeRow[], step: number) => rows.filter((r) => r.step === step);
 
