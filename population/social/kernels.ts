@@ -70,6 +70,19 @@ export interface ActArgs extends FeedRows {
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
+/** Writes one event into the user's slot of the event buffer; returns the slot's new count. */
+function emit(a: ActArgs, slot: number, count: number, action: number, target: number): number {
+  a.evAction[slot + count] = action;
+  a.evTarget[slot + count] = target;
+  return count + 1;
+}
+
+/** Whether the followee row targets[lo .. lo + deg) contains v. */
+function follows(targets: Int32Array, lo: number, deg: number, v: number): boolean {
+  for (let j = 0; j < deg; j++) if (targets[lo + j] === v) return true;
+  return false;
+}
+
 /**
  * Each active user reads its feed and samples actions per item from its archetype's parameters x
  * item features: stance agreement a = 1 - |opinion - stance| / 2, topic match m = (1 + cos) / 2,
@@ -90,20 +103,12 @@ function act(a: ActArgs, start: number, end: number): number[] {
     const x = a.opinion[u];
     const eb = k * a.maxEvents;
     let ne = 0;
-    const emit = (action: number, target: number) => {
-      a.evAction[eb + ne] = action;
-      a.evTarget[eb + ne++] = target;
-    };
     const len = a.feedLen[k];
     let draw = 0;
     let bestFollow = -1;
     let bestFollowers = -1;
     const lo = a.offsets[u];
     const deg = a.offsets[u + 1] - lo;
-    const isFollowed = (v: number) => {
-      for (let j = 0; j < deg; j++) if (a.targets[lo + j] === v) return true;
-      return false;
-    };
     for (let s = 0; s < len; s++) {
       const id = a.feed[k * F + s];
       const r = id - a.base;
@@ -119,21 +124,21 @@ function act(a: ActArgs, start: number, end: number): number[] {
       const dis = (1 - agree) * (1 - agree) * 4;
       const u0 = draw;
       draw += 8;
-      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * damp)) emit(1, id);
-      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m))) emit(2, id);
-      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * damp)) emit(3, id);
-      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp))) emit(4, id);
-      if (uniform(a.key, u, u0 + 4) < clamp01(B[pb + P.comment] * (0.5 + m) * (1 + sp))) emit(5, id);
-      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? 2 : 1))) emit(6, id);
-      if (uniform(a.key, u, u0 + 6) < clamp01(B[pb + P.mute] * dis)) emit(7, au);
-      if (followed && uniform(a.key, u, u0 + 7) < clamp01(B[pb + P.unfollow] * dis)) emit(8, au);
+      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * damp)) ne = emit(a, eb, ne, 1, id);
+      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m))) ne = emit(a, eb, ne, 2, id);
+      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * damp)) ne = emit(a, eb, ne, 3, id);
+      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp))) ne = emit(a, eb, ne, 4, id);
+      if (uniform(a.key, u, u0 + 4) < clamp01(B[pb + P.comment] * (0.5 + m) * (1 + sp))) ne = emit(a, eb, ne, 5, id);
+      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? 2 : 1))) ne = emit(a, eb, ne, 6, id);
+      if (uniform(a.key, u, u0 + 6) < clamp01(B[pb + P.mute] * dis)) ne = emit(a, eb, ne, 7, au);
+      if (followed && uniform(a.key, u, u0 + 7) < clamp01(B[pb + P.unfollow] * dis)) ne = emit(a, eb, ne, 8, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).
       if (!followed && au !== u && a.followers[au] > bestFollowers) {
         bestFollow = au;
         bestFollowers = a.followers[au];
       }
     }
-    if (uniform(a.key, u, draw++) < B[pb + P.post]) emit(10, -1);
+    if (uniform(a.key, u, draw++) < B[pb + P.post]) ne = emit(a, eb, ne, 10, -1);
     if (uniform(a.key, u, draw++) < B[pb + P.follow]) {
       // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
       for (let t = 0; t < 2 && deg > 0; t++) {
@@ -142,12 +147,12 @@ function act(a: ActArgs, start: number, end: number): number[] {
         const vdeg = a.offsets[v + 1] - vlo;
         if (vdeg === 0) continue;
         const w = a.targets[vlo + Math.floor(uniform(a.key, u, draw++) * vdeg)];
-        if (w !== u && (a.followers[w] > bestFollowers || (a.followers[w] === bestFollowers && w > bestFollow)) && !isFollowed(w)) {
+        if (w !== u && (a.followers[w] > bestFollowers || (a.followers[w] === bestFollowers && w > bestFollow)) && !follows(a.targets, lo, deg, w)) {
           bestFollow = w;
           bestFollowers = a.followers[w];
         }
       }
-      if (bestFollow >= 0) emit(9, bestFollow);
+      if (bestFollow >= 0) ne = emit(a, eb, ne, 9, bestFollow);
     }
     a.evCount[k] = ne;
     events += ne;
