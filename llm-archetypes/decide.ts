@@ -13,12 +13,12 @@
  * taken from step t's observations governs step t + 1 onward (DESIGN.md lists the phase before
  * `recommend`, which is the same thing one step later).
  */
-import type { ArrowFileAppender, ColumnData } from '../sim-core/arrowFile.ts';
+import type { ArrowFileAppender, ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { hash } from '../sim-core/rng.ts';
-import { NPARAMS, P, type BehaviourParam } from '../population/behaviour.ts';
-import { feedArgs, USER_CHUNK, type SocialState } from '../population/social/state.ts';
-import { ACTIONS } from '../population/social/kernels.ts';
+import { NPARAMS, P, type BehaviourParam } from '../platform/behaviour.ts';
+import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
+import { ACTIONS } from '../platform/kernels.ts';
 import { NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
 import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
 import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';

@@ -3,7 +3,7 @@
  * over chunks in chunk order. Registered with the executor (workers import it by URL).
  */
 import { registerKernels } from '../sim-core/exec.ts';
-import type { FeedRows } from '../population/social/kernels.ts';
+import type { FeedRows } from '../platform/kernels.ts';
 
 /** Stance bins of feed items: [-1,-0.6), [-0.6,-0.2), [-0.2,0.2], (0.2,0.6], (0.6,1]. */
 export const STANCE_BINS = 5;

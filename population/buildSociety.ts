@@ -9,8 +9,8 @@ import { buildGraph, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
-import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from './graphs.ts';
-import { loadEdgeList } from './loadEdgeList.ts';
+import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
+import { loadEdgeList } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulation, type PopulationConfig } from './synthesize.ts';
 
 export const graphSpec = z.discriminatedUnion('kind', [

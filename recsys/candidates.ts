@@ -7,7 +7,7 @@
  */
 import { hash } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import { KIND, type PostTable } from '../population/posts.ts';
+import { KIND, type PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
 
 export interface CandidateIndex {

@@ -4,7 +4,7 @@
  */
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import { feedArgs, USER_CHUNK, type SocialState } from '../population/social/state.ts';
+import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
 import { PostRecords } from './records.ts';
 import './kernels.ts';

@@ -7,7 +7,7 @@
  * Rows follow the post table's rows (shifted when old posts retire).
  */
 import { sharedArray } from '../sim-core/table.ts';
-import type { PostTable } from '../population/posts.ts';
+import type { PostTable } from '../platform/posts.ts';
 import { baseScore, type ScoreOptions } from './candidates.ts';
 
 export class PostRecords {

@@ -9,16 +9,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readArrowFile } from '../sim-core/arrowFile.ts';
+import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import type { Manifest } from './runDirectory.ts';
 import { buildGraph, graphBytes, type Graph } from '../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { runStep, type Phase, type World } from '../sim-core/phase.ts';
 import { tableBytes, type Table } from '../sim-core/table.ts';
-import { barabasiAlbert, homophilousPreferential } from '../population/graphs.ts';
+import { barabasiAlbert, homophilousPreferential } from '../graph/generators.ts';
 import { synthesizePopulation } from '../population/synthesize.ts';
-import { independentCascade, linearThreshold, sir } from '../population/classic/cascade.ts';
-import { deffuant, degroot, hegselmannKrause, voter } from '../population/classic/opinion.ts';
+import { independentCascade, linearThreshold, sir } from '../models/cascade.ts';
+import { deffuant, degroot, hegselmannKrause, voter } from '../models/opinion.ts';
 
 export interface BenchResult {
   name: string;

@@ -1,7 +1,7 @@
 /** `socsim inspect`: a readable summary of a run directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readArrowFile } from '../sim-core/arrowFile.ts';
+import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Manifest } from './runDirectory.ts';
 

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/arrowFile.ts';
+import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { MetricType } from '../sim-core/phase.ts';
 import { sharedArray, type Table } from '../sim-core/table.ts';

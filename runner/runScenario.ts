@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { createExecutor } from '../sim-core/exec.ts';
 import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
-import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/arrowFile.ts';
+import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';

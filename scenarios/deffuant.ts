@@ -1,6 +1,6 @@
-/** Deffuant bounded confidence (synchronous, one-sided; see population/classic/opinion.ts). */
+/** Deffuant bounded confidence (synchronous, one-sided; see models/opinion.ts). */
 import { z } from 'zod';
-import { deffuant, opinionStats } from '../population/classic/opinion.ts';
+import { deffuant, opinionStats } from '../models/opinion.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

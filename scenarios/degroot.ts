@@ -1,6 +1,6 @@
 /** DeGroot averaging: opinions become the mean of one's own and followed accounts' opinions. */
 import { z } from 'zod';
-import { degroot, opinionStats } from '../population/classic/opinion.ts';
+import { degroot, opinionStats } from '../models/opinion.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

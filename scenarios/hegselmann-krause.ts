@@ -1,6 +1,6 @@
 /** Hegselmann-Krause bounded confidence over followed accounts. */
 import { z } from 'zod';
-import { hegselmannKrause, opinionStats } from '../population/classic/opinion.ts';
+import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

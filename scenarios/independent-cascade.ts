@@ -1,6 +1,6 @@
 /** Independent cascade from seed accounts (NDlib synchronous semantics). */
 import { z } from 'zod';
-import { independentCascade } from '../population/classic/cascade.ts';
+import { independentCascade } from '../models/cascade.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

@@ -1,6 +1,6 @@
 /** Linear threshold: an account adopts once the share of adopters among those it follows reaches its threshold. */
 import { z } from 'zod';
-import { linearThreshold } from '../population/classic/cascade.ts';
+import { linearThreshold } from '../models/cascade.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
-import { independentCascade } from '../population/classic/cascade.ts';
-import { hegselmannKrause, opinionStats } from '../population/classic/opinion.ts';
+import { independentCascade } from '../models/cascade.ts';
+import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 
 export default defineScenario({

@@ -1,6 +1,6 @@
 /** SIR (or SIS with --set sis=true) epidemic over the follow graph. */
 import { z } from 'zod';
-import { sir } from '../population/classic/cascade.ts';
+import { sir } from '../models/cascade.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

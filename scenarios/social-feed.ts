@@ -4,15 +4,14 @@
  * exposure; a news story is posted by a few hub accounts at the first step. The default demo.
  */
 import { z } from 'zod';
-import { heuristicBehaviour } from '../population/behaviour.ts';
+import { heuristicBehaviour } from '../platform/behaviour.ts';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
-import { opinionStats } from '../population/classic/opinion.ts';
-import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase } from '../population/social/phases.ts';
-import { createSocialState, socialConfig } from '../population/social/state.ts';
+import { socialStep } from '../platform/socialStep.ts';
+import { createSocialState, socialConfig } from '../platform/state.ts';
 import { ACTIVITY_TIERS } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
-import '../population/social/kernels.ts';
+import '../platform/kernels.ts';
 import '../llm-archetypes/kernels.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
 import type { Phase } from '../sim-core/phase.ts';
@@ -55,12 +54,11 @@ export default defineScenario({
     if (p.story.topic >= topics) throw new Error(`story.topic must be below ${topics}`);
     const world = { agents: society.agents, graph: society.graph, exec: ctx.exec, seed: ctx.seed, stepSeconds: 3600 };
     const s = createSocialState(world, p.platform, behaviour, society.prototypes, topics);
-    const phases = [activatePhase(s), recommendPhase(s), actPhase(s)];
-    let collect: Phase | undefined;
+    let archetypes: readonly [Phase, Phase] | undefined;
     if (ctx.llm) {
       const o = ctx.llm.options;
       const labels = society.agents.schema;
-      const [ask, done] = archetypesPhases(s, {
+      archetypes = archetypesPhases(s, {
         client: ctx.llm.client,
         every: o.every,
         budget: o.budget,
@@ -72,13 +70,8 @@ export default defineScenario({
         personas: archetypePersonas(labels.age_band.dictionary!, labels.leaning.dictionary!, ACTIVITY_TIERS),
         news: (step: number) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
       });
-      // Ask right after the actions, collect after the opinion update: the calls overlap both.
-      phases.push(ask);
-      collect = done;
     }
-    phases.push(applyPhase(s, p.story), updatePhase(s));
-    if (collect) phases.push(collect);
-    phases.push(maintainPhase(s), opinionStats());
+    const phases = socialStep(s, { recommend: recommendPhase(s), archetypes, story: p.story });
     return { agents: society.agents, graph: society.graph, phases };
   },
 });

@@ -1,6 +1,6 @@
 /** Voter model: each agent copies the state of one followed account picked uniformly, every step. */
 import { z } from 'zod';
-import { voter } from '../population/classic/opinion.ts';
+import { voter } from '../models/opinion.ts';
 import { classicScenario } from './classic.ts';
 
 export default classicScenario({

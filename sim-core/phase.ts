@@ -3,7 +3,7 @@
  * it reads and writes and the metrics it reports. The loop is deliberately tiny: the work lives in
  * the phases, and the phases do their heavy lifting through kernels (`exec`).
  */
-import type { ArrowFileAppender, ColumnData } from './arrowFile.ts';
+import type { ArrowFileAppender, ColumnData } from './io/arrowFile.ts';
 import type { Graph } from './csr.ts';
 import type { Executor } from './exec.ts';
 import { keyOf, streamOf } from './rng.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from '@uwdata/flechette';
-import { heuristicBehaviour, NPARAMS, P, type BehaviourParam } from '../../population/behaviour.ts';
+import { heuristicBehaviour, NPARAMS, P, type BehaviourParam } from '../../platform/behaviour.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../../population/synthesize.ts';
 import { archetypePersonas } from '../../llm-archetypes/personas.ts';
 import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';

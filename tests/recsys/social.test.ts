@@ -4,18 +4,18 @@ import { runStep, type Phase, type StepContext, type World } from '../../sim-cor
 import { buildGraph } from '../../sim-core/csr.ts';
 import { pairSetHas } from '../../sim-core/pairSet.ts';
 import { sharedArray } from '../../sim-core/table.ts';
-import { heuristicBehaviour } from '../../population/behaviour.ts';
+import { heuristicBehaviour } from '../../platform/behaviour.ts';
 import { buildSociety } from '../../population/buildSociety.ts';
 import { synthesizePopulation, ACTIVITY_TIERS } from '../../population/synthesize.ts';
-import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase } from '../../population/social/phases.ts';
-import { createSocialState, reserveActive, socialConfig, type SocialState } from '../../population/social/state.ts';
-import { KIND } from '../../population/posts.ts';
+import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase } from '../../platform/phases.ts';
+import { createSocialState, reserveActive, socialConfig, type SocialState } from '../../platform/state.ts';
+import { KIND } from '../../platform/posts.ts';
 import { recommendPhase } from '../../recsys/recommend.ts';
 import { hotScore, recencyFactor, followerFactor, xInterestScore } from '../../recsys/rankers.ts';
 import { scoreOf } from '../../recsys/kernels.ts';
 import { baseScore } from '../../recsys/candidates.ts';
 import { PostRecords } from '../../recsys/records.ts';
-import '../../population/social/kernels.ts';
+import '../../platform/kernels.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
 import { runScenario } from '../../runner/runScenario.ts';
-import { readArrowFile } from '../../sim-core/arrowFile.ts';
+import { readArrowFile } from '../../sim-core/io/arrowFile.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-smoke-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

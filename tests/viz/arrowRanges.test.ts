@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
-import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../../sim-core/arrowFile.ts';
+import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { httpSource, isDict, memorySource, openArrowFile, readColumns, rowCount, type DictColumn } from '../../viz/src/data/arrowRanges.ts';
 import { startServer } from '../../runner/serve.ts';
 

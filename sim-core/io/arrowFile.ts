@@ -50,8 +50,8 @@ import {
   Message,
   RecordBatch as RecordBatchHeader,
 } from 'apache-arrow/ipc/metadata/message';
-import { ARRAY_OF } from './table.ts';
-import type { TypedArray } from './table.ts';
+import { ARRAY_OF } from '../table.ts';
+import type { TypedArray } from '../table.ts';
 
 export type ArrowColumnType = 'f32' | 'f64' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'utf8';
 

@@ -13,9 +13,9 @@
  *   among itself and its followees (O(edges) per step).
  * Opinions live in the agent column `opinion` (float in [-1, 1]); the voter state in `vote`.
  */
-import { ensureColumn, sharedArray } from '../../sim-core/table.ts';
-import { keyOf, streamOf, below } from '../../sim-core/rng.ts';
-import type { Phase } from '../../sim-core/phase.ts';
+import { ensureColumn, sharedArray } from '../sim-core/table.ts';
+import { keyOf, streamOf, below } from '../sim-core/rng.ts';
+import type { Phase } from '../sim-core/phase.ts';
 
 export function voter(o: { states?: number } = {}): Phase {
   const k = o.states ?? 2;

@@ -3,9 +3,9 @@
  * the kernel contract in sim-core/kernels.ts and are registered with the executor so workers import
  * them by URL. Randomness is keyed by the user's row and a per-row draw number.
  */
-import { registerKernels } from '../../sim-core/exec.ts';
-import { uniform } from '../../sim-core/rng.ts';
-import { NPARAMS, P } from '../behaviour.ts';
+import { registerKernels } from '../sim-core/exec.ts';
+import { uniform } from '../sim-core/rng.ts';
+import { NPARAMS, P } from './behaviour.ts';
 
 /** Action codes, as in events.arrow's `action` dictionary. */
 export const ACTIONS = ['refresh', 'like', 'dislike', 'repost', 'quote', 'comment', 'report', 'mute', 'unfollow', 'follow', 'post', 'nothing'] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CascadeTracker, cascadeStats } from '../../population/social/cascades.ts';
+import { CascadeTracker, cascadeStats } from '../../platform/cascades.ts';
 
 describe('cascade statistics (OASIS definitions)', () => {
   it('a hand-built cascade: scale counts unique users, depth the deepest level, breadth the widest', () => {

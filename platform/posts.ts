@@ -5,7 +5,7 @@
  * the caller (which appends them to posts.arrow) and drops them from memory, which keeps memory
  * bounded on long runs.
  */
-import type { ColumnData } from '../sim-core/arrowFile.ts';
+import type { ColumnData } from '../sim-core/io/arrowFile.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 
 export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;

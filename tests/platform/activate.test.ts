@@ -3,11 +3,11 @@ import { createExecutor } from '../../sim-core/exec.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import type { World } from '../../sim-core/phase.ts';
-import { heuristicBehaviour } from '../../population/behaviour.ts';
+import { heuristicBehaviour } from '../../platform/behaviour.ts';
 import { synthesizePopulation, HOURLY_PROFILES } from '../../population/synthesize.ts';
-import { activatePhase } from '../../population/social/phases.ts';
-import { createSocialState, socialConfig } from '../../population/social/state.ts';
-import '../../population/social/kernels.ts';
+import { activatePhase } from '../../platform/phases.ts';
+import { createSocialState, socialConfig } from '../../platform/state.ts';
+import '../../platform/kernels.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

@@ -14,10 +14,10 @@
  *   recovered nodes to susceptible. States: 0 S, 1 I, 2 R.
  * Fractions count the initial seeds.
  */
-import { ensureColumn, sharedArray } from '../../sim-core/table.ts';
-import { keyOf, streamOf, uniform } from '../../sim-core/rng.ts';
-import type { Phase, World } from '../../sim-core/phase.ts';
-import { selectSeeds, type SeedStrategy } from '../seeds.ts';
+import { ensureColumn, sharedArray } from '../sim-core/table.ts';
+import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
+import type { Phase, World } from '../sim-core/phase.ts';
+import { selectSeeds, type SeedStrategy } from './seeds.ts';
 
 export interface SeedOptions {
   /** How seeds are chosen (default `hubs`). */

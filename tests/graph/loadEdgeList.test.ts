@@ -5,8 +5,8 @@ import { gzipSync } from 'node:zlib';
 import { Bool, Int32, Int64, Table, Utf8, tableFromArrays, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../sim-core/errors.ts';
-import { loadEdgeList } from '../../population/loadEdgeList.ts';
-import type { EdgeList, LoadEdgeListOptions } from '../../population/loadEdgeList.ts';
+import { loadEdgeList } from '../../graph/loadEdgeList.ts';
+import type { EdgeList, LoadEdgeListOptions } from '../../graph/loadEdgeList.ts';
 
 let dir = '';
 beforeAll(() => {

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { independentCascade, linearThreshold, sir } from '../../population/classic/cascade.ts';
-import { deffuant, degroot, hegselmannKrause, opinionStats, voter } from '../../population/classic/opinion.ts';
-import { barabasiAlbert } from '../../population/graphs.ts';
-import { selectSeeds } from '../../population/seeds.ts';
+import { independentCascade, linearThreshold, sir } from '../../models/cascade.ts';
+import { deffuant, degroot, hegselmannKrause, opinionStats, voter } from '../../models/opinion.ts';
+import { barabasiAlbert } from '../../graph/generators.ts';
+import { selectSeeds } from '../../models/seeds.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../../sim-core/exec.ts';
 import { runStep, type Phase, type World } from '../../sim-core/phase.ts';

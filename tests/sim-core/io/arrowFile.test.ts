@@ -10,8 +10,8 @@ import {
   readArrowFile,
   recordBatchOf,
   writeArrowFile,
-} from '../../sim-core/arrowFile.ts';
-import type { ColumnData } from '../../sim-core/arrowFile.ts';
+} from '../../../sim-core/io/arrowFile.ts';
+import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
 
 let dir: string;
 beforeAll(() => {
@@ -333,7 +333,7 @@ describe('ArrowFileAppender', () => {
     const path = file(`killed-${delayMs}.arrow`);
     const script = file('child.mts'); // .mts: an ES module outside the package
     const BATCH = 1 << 20;
-    const moduleUrl = new URL('../../sim-core/arrowFile.ts', import.meta.url).href;
+    const moduleUrl = new URL('../../../sim-core/io/arrowFile.ts', import.meta.url).href;
     writeFileSync(script, `
       import { ArrowFileAppender } from ${JSON.stringify(moduleUrl)};
       const BATCH = ${BATCH};

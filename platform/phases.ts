@@ -3,16 +3,16 @@
  * act -> apply -> update -> maintain. Heavy per-user work runs in kernels; `apply` walks the event
  * buffer in user order in the main thread, so post ids and event order never depend on threads.
  */
-import type { ArrowFileAppender } from '../../sim-core/arrowFile.ts';
-import { buildGraph } from '../../sim-core/csr.ts';
-import { compact } from '../../sim-core/exec.ts';
-import { pairSetAdd, pairSetHas } from '../../sim-core/pairSet.ts';
-import type { Phase, World } from '../../sim-core/phase.ts';
-import { keyOf, normal, streamOf } from '../../sim-core/rng.ts';
-import { releaseMemory, sharedArray } from '../../sim-core/table.ts';
-import { HOURLY_PROFILES } from '../synthesize.ts';
-import { FLAG, KIND } from '../posts.ts';
-import { selectSeeds, type SeedStrategy } from '../seeds.ts';
+import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
+import { buildGraph } from '../sim-core/csr.ts';
+import { compact } from '../sim-core/exec.ts';
+import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
+import type { Phase, World } from '../sim-core/phase.ts';
+import { keyOf, normal, streamOf } from '../sim-core/rng.ts';
+import { releaseMemory, sharedArray } from '../sim-core/table.ts';
+import { HOURLY_PROFILES } from '../population/synthesize.ts';
+import { FLAG, KIND } from './posts.ts';
+import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A } from './kernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 

@@ -4,11 +4,11 @@
  * recommender (recsys/) fills the feed arrays.
  */
 import { z } from 'zod';
-import { createPairSet, type PairSet } from '../../sim-core/pairSet.ts';
-import { sharedArray } from '../../sim-core/table.ts';
-import type { World } from '../../sim-core/phase.ts';
-import { BEHAVIOUR_PARAMS, type BehaviourTable } from '../behaviour.ts';
-import { PostTable } from '../posts.ts';
+import { createPairSet, type PairSet } from '../sim-core/pairSet.ts';
+import { sharedArray } from '../sim-core/table.ts';
+import type { World } from '../sim-core/phase.ts';
+import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
+import { PostTable } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;

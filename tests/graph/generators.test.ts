@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../population/graphs.ts';
+import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 
 /** Checks ids are in range, no self loops, no duplicate edges (unordered pairs when undirected). */

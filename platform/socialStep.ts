@@ -1,0 +1,47 @@
+/**
+ * The social step: the one place that says what happens in a step of the social platform, in order
+ * (DESIGN.md section 4). Each phase declares the agent columns it reads and writes and the metrics
+ * it reports; scenarios compose a step by calling `socialStep`, never by listing phases themselves.
+ *
+ *   activate      who is online this hour (24-hour profile x activity x archetype factor)
+ *   recommend     every active user's feed: candidate generation + ranking (recsys/, passed in)
+ *   act           each active user reads its feed and samples actions into the event buffer
+ *   archetypes-ask   (with an LLM) summarise what each archetype saw and did; send the calls
+ *   apply         events in user order -> posts, counters, mutes, follow deltas, cascades
+ *   update        opinion dynamics from exposure (bounded confidence with backfire)
+ *   archetypes    (with an LLM) collect the replies into the behaviour table for the next step
+ *   maintain      expire posts past the window, fold follow deltas into the CSR, cascade metrics
+ *   opinion       opinion mean, variance and polarization of the population
+ *
+ * The recommender and the archetype layer live above the platform (they read its state), so they
+ * are handed in as phases rather than imported.
+ */
+import type { Phase } from '../sim-core/phase.ts';
+import { opinionStats } from '../models/opinion.ts';
+import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase, type StoryOptions } from './phases.ts';
+import type { SocialState } from './state.ts';
+
+export interface SocialStepParts {
+  /** The feed builder, e.g. recsys's `recommendPhase(s)`. */
+  recommend: Phase;
+  /** With an LLM: the [ask, collect] pair of the archetype layer. */
+  archetypes?: readonly [Phase, Phase];
+  /** A news story posted by chosen accounts at a chosen step. */
+  story?: StoryOptions;
+}
+
+/** The ordered phases of one social step. */
+export function socialStep(s: SocialState, parts: SocialStepParts): Phase[] {
+  const [ask, collect] = parts.archetypes ?? [];
+  return [
+    activatePhase(s),
+    parts.recommend,
+    actPhase(s),
+    ...(ask ? [ask] : []),
+    applyPhase(s, parts.story),
+    updatePhase(s),
+    ...(collect ? [collect] : []),
+    maintainPhase(s),
+    opinionStats(),
+  ];
+}
