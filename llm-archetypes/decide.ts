@@ -19,10 +19,11 @@ import { hash } from '../sim-core/rng.ts';
 import { NPARAMS, P, type BehaviourParam } from '../platform/behaviour.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { ACTIONS } from '../platform/kernels.ts';
-import { NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
+import { kernels as obsKernels, NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
 import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
 import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';
 import type { LlmClient, Message } from './providers.ts';
+import { kernels as core } from '../sim-core/kernels.ts';
 
 export interface ArchetypeOptions {
   client: LlmClient;
@@ -110,13 +111,13 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
     reads: ['archetype', 'opinion'],
     writes: [],
     async init(world) {
-      members = await world.exec.reduce('countCodes', { codes: world.agents.columns.archetype, k: K }, world.agents.length);
+      members = await world.exec.reduce(core.countCodes, { codes: world.agents.columns.archetype, k: K }, world.agents.length);
       if (world.out) out = world.out.appender('archetypes.arrow', schema(0));
     },
     async run(world, ctx) {
       if (ctx.step % o.every !== 0) return;
       const obs = await world.exec.reduce(
-        'observe',
+        obsKernels.observe,
         {
           ...feedArgs(s),
           archetype: world.agents.columns.archetype,

@@ -1,9 +1,9 @@
 /**
  * The observation kernel: per archetype, what its active members saw and did this step, summed
- * over chunks in chunk order. Registered with the executor (workers import it by URL).
+ * over chunks in chunk order. Declared like every kernel (sim-core/kernel.ts).
  */
-import { registerKernels } from '../sim-core/exec.ts';
-import type { FeedRows } from '../platform/kernels.ts';
+import { kernel, kernelList } from '../sim-core/kernel.ts';
+import { FEED_PARAMS, FEED_READS } from '../platform/kernels.ts';
 
 /** Stance bins of feed items: [-1,-0.6), [-0.6,-0.2), [-0.2,0.2], (0.2,0.6], (0.6,1]. */
 export const STANCE_BINS = 5;
@@ -11,19 +11,9 @@ export const NACTIONS = 12;
 /** Per-archetype partial: members online, sum of opinion, items, in-network items, stance bins, actions. */
 export const OBS_WIDTH = 4 + STANCE_BINS + NACTIONS;
 
-function observe(
-  a: FeedRows & {
-    archetype: Uint16Array;
-    opinion: Float32Array;
-    stance: Float32Array;
-    evAction: Uint8Array;
-    evCount: Uint16Array;
-    maxEvents: number;
-    archetypes: number;
-  },
-  start: number,
-  end: number,
-): number[] {
+const observe = kernel(
+  { reads: { ...FEED_READS, archetype: 'u16', opinion: 'f32', stance: 'f32', evAction: 'u8', evCount: 'u16' }, writes: {}, params: [...FEED_PARAMS, 'maxEvents', 'archetypes'] },
+  (a, start, end): number[] => {
   const out = new Array<number>(a.archetypes * OBS_WIDTH).fill(0);
   const F = a.feedSize;
   for (let k = start; k < end; k++) {
@@ -43,7 +33,7 @@ function observe(
     for (let e = 0; e < ne; e++) out[o + 4 + STANCE_BINS + a.evAction[k * a.maxEvents + e]]++;
   }
   return out;
-}
+  },
+);
 
-export const kernels = { observe };
-registerKernels(import.meta.url, kernels as never);
+export const kernels = kernelList(import.meta.url, { observe });

@@ -18,6 +18,7 @@ import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
 import { selectSeeds, type SeedStrategy } from './seeds.ts';
+import { kernels as K } from '../sim-core/kernels.ts';
 
 export interface SeedOptions {
   /** How seeds are chosen (default `hubs`). */
@@ -53,10 +54,10 @@ export function independentCascade(o: SeedOptions & { p: number }): Phase {
       const state = agents.columns.state as Uint8Array;
       const n = agents.length;
       const F = graph.followers;
-      await exec.run('spread', { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.p, key: ctx.key('ic') }, n);
-      await exec.run('transition', { state, from: 1, to: 2, p: 1, key: 0 }, n);
-      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
-      const counts = await exec.reduce('countCodes', { codes: state, k: 3 }, n);
+      await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.p, key: ctx.key('ic') }, n);
+      await exec.run(K.transition, { state, from: 1, to: 2, p: 1, key: 0 }, n);
+      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
+      const counts = await exec.reduce(K.countCodes, { codes: state, k: 3 }, n);
       const active = counts[1] + counts[2];
       ctx.metric('ic_new', added ?? 0);
       ctx.metric('ic_active', active);
@@ -87,9 +88,9 @@ export function linearThreshold(o: SeedOptions): Phase {
       const threshold = agents.columns.threshold as Float32Array;
       const n = agents.length;
       const G = graph.following;
-      await exec.run('thresholdMark', { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
-      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
-      const [, active] = await exec.reduce('countCodes', { codes: state, k: 2 }, n);
+      await exec.run(K.thresholdMark, { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
+      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
+      const [, active] = await exec.reduce(K.countCodes, { codes: state, k: 2 }, n);
       ctx.metric('lt_new', added ?? 0);
       ctx.metric('lt_active', active ?? 0);
       ctx.metric('lt_fraction', (active ?? 0) / n);
@@ -115,10 +116,10 @@ export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolea
       const state = agents.columns.state as Uint8Array;
       const n = agents.length;
       const F = graph.followers;
-      await exec.run('spread', { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.beta, key: ctx.key(`${name}.infect`) }, n);
-      await exec.run('transition', { state, from: 1, to: o.sis ? 0 : 2, p: o.gamma, key: ctx.key(`${name}.recover`) }, n);
-      const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
-      const c = await exec.reduce('countCodes', { codes: state, k: 3 }, n);
+      await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.beta, key: ctx.key(`${name}.infect`) }, n);
+      await exec.run(K.transition, { state, from: 1, to: o.sis ? 0 : 2, p: o.gamma, key: ctx.key(`${name}.recover`) }, n);
+      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
+      const c = await exec.reduce(K.countCodes, { codes: state, k: 3 }, n);
       ctx.metric('susceptible', c[0]);
       ctx.metric('infectious', c[1]);
       ctx.metric('recovered', c[2]);

@@ -16,6 +16,7 @@
 import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, below } from '../sim-core/rng.ts';
 import type { Phase } from '../sim-core/phase.ts';
+import { kernels as K } from '../sim-core/kernels.ts';
 
 export function voter(o: { states?: number } = {}): Phase {
   const k = o.states ?? 2;
@@ -42,10 +43,10 @@ export function voter(o: { states?: number } = {}): Phase {
       const n = agents.length;
       const vote = agents.columns.vote as Uint8Array;
       const G = graph.following;
-      await exec.run('sampleNeighbor', { offsets: G.offsets, targets: G.targets, out: partner, key: ctx.key('voter') }, n);
-      await exec.run('gather', { out: next, src: vote, index: partner }, n);
-      await exec.run('copy', { out: vote, src: next }, n);
-      const c = await exec.reduce('countCodes', { codes: vote, k }, n);
+      await exec.run(K.sampleNeighbor, { offsets: G.offsets, targets: G.targets, out: partner, key: ctx.key('voter') }, n);
+      await exec.run(K.gather, { out: next, src: vote, index: partner }, n);
+      await exec.run(K.copy, { out: vote, src: next }, n);
+      const c = await exec.reduce(K.countCodes, { codes: vote, k }, n);
       for (let i = 0; i < k; i++) ctx.metric(`vote_${i}`, c[i] ?? 0);
     },
   };
@@ -66,7 +67,7 @@ function opinionModel(
     async run(world, ctx) {
       const x = world.agents.columns.opinion as Float32Array;
       await step(world, ctx, x, out);
-      await world.exec.run('copy', { out: x, src: out }, world.agents.length);
+      await world.exec.run(K.copy, { out: x, src: out }, world.agents.length);
     },
   };
 }
@@ -74,7 +75,7 @@ function opinionModel(
 export function degroot(o: { selfWeight?: number } = {}): Phase {
   const selfWeight = o.selfWeight ?? 1;
   return opinionModel('degroot', (w, _ctx, x, out) =>
-    w.exec.run('segmentMean', { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, selfWeight }, w.agents.length),
+    w.exec.run(K.segmentMean, { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, selfWeight }, w.agents.length),
   );
 }
 
@@ -85,14 +86,14 @@ export function deffuant(o: { eps: number; mu: number }): Phase {
     // Sized to this world (a phase object may be initialised again for another world).
     if (partner?.length !== n) partner = sharedArray('i32', n);
     const G = w.graph.following;
-    await w.exec.run('sampleNeighbor', { offsets: G.offsets, targets: G.targets, out: partner, key: ctx.key('deffuant') }, n);
-    await w.exec.run('boundedStep', { x, out, partner, eps: o.eps, mu: o.mu }, n);
+    await w.exec.run(K.sampleNeighbor, { offsets: G.offsets, targets: G.targets, out: partner, key: ctx.key('deffuant') }, n);
+    await w.exec.run(K.boundedStep, { x, out, partner, eps: o.eps, mu: o.mu }, n);
   });
 }
 
 export function hegselmannKrause(o: { eps: number }): Phase {
   return opinionModel('hegselmann-krause', (w, _ctx, x, out) =>
-    w.exec.run('segmentBoundedMean', { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, eps: o.eps }, w.agents.length),
+    w.exec.run(K.segmentBoundedMean, { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, eps: o.eps }, w.agents.length),
   );
 }
 
@@ -116,7 +117,7 @@ export function opinionStats(): Phase {
     async run(world, ctx) {
       const x = world.agents.columns.opinion;
       const n = world.agents.length;
-      const [, s1] = await world.exec.reduce('moments', { x }, n);
+      const [, s1] = await world.exec.reduce(K.moments, { x }, n);
       const mean0 = s1 / n;
       let d1 = 0;
       let d2 = 0;

@@ -1,9 +1,10 @@
 /**
- * Kernels of the social platform's heuristic phases (activate, act, exposure update). They follow
- * the kernel contract in sim-core/kernels.ts and are registered with the executor so workers import
- * them by URL. Randomness is keyed by the user's row and a per-row draw number.
+ * Kernels of the social platform's heuristic phases (activate, act, exposure update), declared
+ * with their inputs and outputs (sim-core/kernel.ts). Per-active-user kernels take rows of the
+ * active list: row k writes only user active[k]'s slots. Randomness is keyed by the user's row and
+ * a per-row draw number.
  */
-import { registerKernels } from '../sim-core/exec.ts';
+import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { uniform } from '../sim-core/rng.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
@@ -16,11 +17,9 @@ export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(ty
  * archetype factor is online in a step of h hours with probability 1 - (1 - q)^h (at least one
  * session at the same hourly rate), so 1-hour and 3-minute steps agree on activity per day.
  */
-function activate(
-  a: { activity: Float32Array; chronotype: Uint8Array; archetype: Uint16Array; behaviour: Float32Array; profiles: Float32Array; hour: number; stepHours: number; key: number; out: Uint8Array },
-  start: number,
-  end: number,
-): number[] {
+const activate = kernel(
+  { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
+  (a, start, end): number[] => {
   const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, hour, stepHours, key, out: Out } = a;
   let c = 0;
   for (let i = start; i < end; i++) {
@@ -32,41 +31,42 @@ function activate(
     c += on;
   }
   return [c];
-}
+  },
+);
 
-/** What every per-active-user kernel gets: who is online and what each was shown (state.ts `feedArgs`). */
-export interface FeedRows {
-  active: Int32Array;
-  feed: Int32Array;
+/** What every per-active-user kernel reads: who is online and what each was shown (state.ts `feedArgs`). */
+export const FEED_READS = {
+  active: 'i32',
+  feed: 'i32',
   /** 1 where the item came from a followed account. */
-  feedFlags: Uint8Array;
-  feedLen: Uint8Array;
-  feedSize: number;
-  /** Id of the post table's row 0. */
-  base: number;
-}
+  feedFlags: 'u8',
+  feedLen: 'u8',
+} as const;
+/** feedSize: items per feed slot; base: id of the post table's row 0. */
+export const FEED_PARAMS = ['feedSize', 'base'] as const;
+export type FeedRows = ArgsOf<{ reads: typeof FEED_READS; writes: {}; params: typeof FEED_PARAMS }>;
 
-export interface ActArgs extends FeedRows {
-  author: Int32Array;
-  stance: Float32Array;
-  likes: Int32Array;
-  reposts: Int32Array;
-  flags: Uint8Array;
-  topic: Float32Array;
-  dim: number;
-  opinion: Float32Array;
-  interest: Float32Array;
-  archetype: Uint16Array;
-  behaviour: Float32Array;
-  followers: Int32Array;
-  offsets: Int32Array | Float64Array;
-  targets: Int32Array;
-  evAction: Uint8Array;
-  evTarget: Int32Array;
-  evCount: Uint16Array;
-  maxEvents: number;
-  key: number;
-}
+const ACT = {
+  reads: {
+    ...FEED_READS,
+    author: 'i32',
+    stance: 'f32',
+    likes: 'i32',
+    reposts: 'i32',
+    flags: 'u8',
+    topic: 'f32',
+    opinion: 'f32',
+    interest: 'f32',
+    archetype: 'u16',
+    behaviour: 'f32',
+    followers: 'i32',
+    offsets: 'offsets',
+    targets: 'i32',
+  },
+  writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
+  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key'],
+} as const;
+type ActArgs = ArgsOf<typeof ACT>;
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
@@ -92,7 +92,7 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * friends-of-friends and the out-of-network authors in its feed). Actions go to the user's slot of
  * the event buffer, applied later in user order.
  */
-function act(a: ActArgs, start: number, end: number): number[] {
+const act = kernel(ACT, (a, start, end): number[] => {
   const F = a.feedSize;
   const D = a.dim;
   const B = a.behaviour;
@@ -158,16 +158,7 @@ function act(a: ActArgs, start: number, end: number): number[] {
     events += ne;
   }
   return [events];
-}
-
-export interface ExposureArgs extends FeedRows {
-  stance: Float32Array;
-  cluster: Uint8Array;
-  opinion: Float32Array;
-  archetype: Uint16Array;
-  behaviour: Float32Array;
-  backfireDistance: number;
-}
+});
 
 /**
  * Opinion update from exposure (bounded confidence with optional backfire): an active user moves
@@ -177,7 +168,9 @@ export interface ExposureArgs extends FeedRows {
  * [users with a feed, items, sum |stance - opinion| before the update, in-network items, sum over
  * users of distinct clusters / items].
  */
-function exposure(a: ExposureArgs, start: number, end: number): number[] {
+const exposure = kernel(
+  { reads: { ...FEED_READS, stance: 'f32', cluster: 'u8', archetype: 'u16', behaviour: 'f32' }, writes: { opinion: 'f32' }, params: [...FEED_PARAMS, 'backfireDistance'] },
+  (a, start, end): number[] => {
   const F = a.feedSize;
   const B = a.behaviour;
   let users = 0;
@@ -224,7 +217,7 @@ function exposure(a: ExposureArgs, start: number, end: number): number[] {
     diversity += distinct / len;
   }
   return [users, items, dist, inNet, diversity];
-}
+  },
+);
 
-export const kernels = { activate, act, exposure };
-registerKernels(import.meta.url, kernels as never);
+export const kernels = kernelList(import.meta.url, { activate, act, exposure });

@@ -13,7 +13,7 @@ import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
-import { ACTIONS, A } from './kernels.ts';
+import { ACTIONS, A, kernels as K } from './kernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
@@ -38,7 +38,7 @@ export function activatePhase(s: SocialState): Phase {
       const n = world.agents.length;
       const hour = Math.floor(((ctx.time + s.cfg.startHour * 3600) % 86400) / 3600);
       await world.exec.run(
-        'activate',
+        K.activate,
         { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
         n,
       );
@@ -58,7 +58,7 @@ export function actPhase(s: SocialState): Phase {
       const p = s.posts.cols;
       const G = world.graph.following;
       await world.exec.run(
-        'act',
+        K.act,
         {
           ...feedArgs(s),
           author: p.author,
@@ -291,7 +291,7 @@ export function updatePhase(s: SocialState): Phase {
     async run(world, ctx) {
       const p = s.posts.cols;
       const [users = 0, items = 0, dist = 0, inNet = 0, div = 0] = await world.exec.reduce(
-        'exposure',
+        K.exposure,
         {
           ...feedArgs(s),
           stance: p.stance,

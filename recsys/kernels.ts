@@ -11,51 +11,37 @@
  * impressions, duplicates. Ranked by the scenario's ranker; the feed takes up to `inNetwork`
  * in-network items, then fills up to `feedSize` from out-of-network candidates.
  */
-import { registerKernels } from '../sim-core/exec.ts';
+import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
 
-export interface FeedArgs {
-  active: Int32Array;
-  offsets: Int32Array | Float64Array;
-  targets: Int32Array;
-  latest: Int32Array;
-  /** Bit per user: has a post in the window (a 1M-user bitset is 125 KB, cache-resident). */
-  recent: Uint8Array;
-  base: number;
-  count: number;
-  rootAuthor: Int32Array;
-  /** Packed post records (records.ts): Int32, Float32 and Int8 views of one buffer. */
-  rec: Int32Array;
-  recF: Float32Array;
-  recQ: Int8Array;
-  stride: number;
-  followers: Int32Array;
-  interest: Float32Array;
-  userClusters: Uint8Array;
-  clusterPosts: Int32Array;
-  trending: Int32Array;
-  muteA: Int32Array;
-  muteB: Int32Array;
-  seen: Int32Array;
-  seenAt: Uint8Array;
-  feed: Int32Array;
-  feedFlags: Uint8Array;
-  feedLen: Uint8Array;
-  dim: number;
-  probe: number;
-  perCluster: number;
-  seenSize: number;
-  feedSize: number;
-  inNetwork: number;
-  ranker: number;
-  minStep: number;
-  /** First row created at or after minStep. */
-  minRow: number;
-  perAuthor: number;
-  maxScan: number;
-  key: number;
-}
+const RECOMMEND = {
+  reads: {
+    active: 'i32',
+    offsets: 'offsets',
+    targets: 'i32',
+    latest: 'i32',
+    /** Bit per user: has a post in the window (a 1M-user bitset is 125 KB, cache-resident). */
+    recent: 'u8',
+    rootAuthor: 'i32',
+    /** Packed post records (records.ts): Int32, Float32 and Int8 views of one buffer. */
+    rec: 'i32',
+    recF: 'f32',
+    recQ: 'i8',
+    followers: 'i32',
+    interest: 'f32',
+    userClusters: 'u8',
+    clusterPosts: 'i32',
+    trending: 'i32',
+    muteA: 'i32',
+    muteB: 'i32',
+  },
+  /** The feed slots of active rows, and the impression ring (seen, seenAt) of their users. */
+  writes: { seen: 'i32', seenAt: 'u8', feed: 'i32', feedFlags: 'u8', feedLen: 'u8' },
+  /** minRow: first row created at or after minStep. */
+  params: ['base', 'count', 'stride', 'dim', 'probe', 'perCluster', 'seenSize', 'feedSize', 'inNetwork', 'ranker', 'minStep', 'minRow', 'perAuthor', 'maxScan', 'key'],
+} as const;
+export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 
 // Worker-local scratch: stamps marking the followees scanned for the current user.
 let stamp = new Int32Array(0);
@@ -108,7 +94,7 @@ function allowed(a: FeedArgs, u: number, r: number, seenBase: number): boolean {
   return true;
 }
 
-function recommend(a: FeedArgs, start: number, end: number): number[] {
+const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   const n = a.latest.length;
   if (stamp.length < n) stamp = new Int32Array(n);
   const F = a.feedSize;
@@ -221,17 +207,15 @@ function recommend(a: FeedArgs, start: number, end: number): number[] {
     shown += len;
   }
   return [shown];
-}
+});
 
 /**
  * Each user's `probe` nearest topic clusters by cosine between its interest and the T prototypes
  * (computed once at set-up; interests are static). Ties prefer the lower cluster.
  */
-function nearestClusters(
-  a: { interest: Float32Array; prototypes: Float32Array; topics: number; dim: number; probe: number; out: Uint8Array },
-  start: number,
-  end: number,
-): void {
+const nearestClusters = kernel(
+  { reads: { interest: 'f32', prototypes: 'f32' }, writes: { out: 'u8' }, params: ['topics', 'dim', 'probe'] },
+  (a, start, end): void => {
   const { interest: I, prototypes: Pr, topics: T, dim: D, probe, out: Out } = a;
   const best = new Int32Array(probe);
   const bestS = new Float64Array(probe);
@@ -252,7 +236,7 @@ function nearestClusters(
     }
     for (let p = 0; p < probe; p++) Out[u * probe + p] = best[p < len ? p : 0];
   }
-}
+  },
+);
 
-export const kernels = { recommend, nearestClusters };
-registerKernels(import.meta.url, kernels as never);
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters });

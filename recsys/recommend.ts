@@ -7,7 +7,7 @@ import { sharedArray } from '../sim-core/table.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
 import { PostRecords } from './records.ts';
-import './kernels.ts';
+import { kernels as K } from './kernels.ts';
 
 const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 } as const;
 
@@ -25,7 +25,7 @@ export function recommendPhase(s: SocialState): Phase {
       idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
       const D = s.posts.dim;
       await world.exec.run(
-        'nearestClusters',
+        K.nearestClusters,
         { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.userClusters },
         world.agents.length,
       );
@@ -44,7 +44,7 @@ export function recommendPhase(s: SocialState): Phase {
         recent[v >> 3] |= 1 << (v & 7);
       }
       await world.exec.run(
-        'recommend',
+        K.recommend,
         {
           ...feedArgs(s),
           offsets: G.offsets,

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
-import { createExecutor } from '../sim-core/exec.ts';
+import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
@@ -48,6 +48,8 @@ export interface RunOptions {
   log?(line: string): void;
   /** Resolves to true once the run should stop at the next step boundary. */
   signal?: { stopRequested: boolean };
+  /** Run kernels on this executor instead of creating one for `threads` (the caller closes it). */
+  executor?: Executor;
 }
 
 /** The run directory's extra files, opened by phases through `world.out`. */
@@ -118,7 +120,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
   if (!llmParsed.success) throw new InputError(`--llm options: ${llmParsed.error.issues[0].path.join('.')}: ${llmParsed.error.issues[0].message}`);
   const llm = await setupLlm(llmParsed.data);
-  const exec = createExecutor(threads);
+  const exec = o.executor ?? createExecutor(threads);
   const started = new Date();
   const t0 = performance.now();
   let peakRss = process.memoryUsage().rss;
@@ -251,6 +253,6 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     await finish('failed', (err as Error).message).catch(() => {});
     throw err;
   } finally {
-    await exec.close();
+    if (!o.executor) await exec.close();
   }
 }

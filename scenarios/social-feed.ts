@@ -11,8 +11,6 @@ import { createSocialState, socialConfig } from '../platform/state.ts';
 import { ACTIVITY_TIERS } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
-import '../platform/kernels.ts';
-import '../llm-archetypes/kernels.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { archetypePersonas } from '../llm-archetypes/personas.ts';

@@ -5,6 +5,7 @@
  */
 import type { Executor } from './exec.ts';
 import { sharedArray } from './table.ts';
+import { kernels as K } from './kernels.ts';
 
 export interface Csr {
   /** Row v's neighbours are targets[offsets[v] .. offsets[v + 1]); Float64Array past 2^31 - 1 edges. */
@@ -35,7 +36,7 @@ async function buildCsr(
 ): Promise<Csr> {
   const m = keys.length + (keys2?.length ?? 0);
   const counts = sharedArray('i32', nodes);
-  await exec.run('countKeys', keys2 ? { keys, keys2, counts } : { keys, counts }, nodes, { parts: BUILD_PARTS });
+  await exec.run(K.countKeys, keys2 ? { keys, keys2, counts } : { keys, counts }, nodes, { parts: BUILD_PARTS });
   const offsets = m < 2 ** 31 ? sharedArray('i32', nodes + 1) : sharedArray('f64', nodes + 1);
   const cursor = sharedArray('f64', nodes);
   let acc = 0;
@@ -47,7 +48,7 @@ async function buildCsr(
   offsets[nodes] = acc;
   const targets = sharedArray('i32', m);
   await exec.run(
-    'scatterKeys',
+    K.scatterKeys,
     keys2 && values2 ? { keys, values, keys2, values2, cursor, targets } : { keys, values, cursor, targets },
     nodes,
     { parts: BUILD_PARTS },

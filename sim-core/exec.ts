@@ -1,18 +1,25 @@
 /**
- * The `cpu` backend's executor: runs a kernel from `kernels.ts` over fixed row chunks, in the main
- * thread (threads = 1) or on a piscina pool of worker threads over SharedArrayBuffers.
+ * The `cpu` backend's executors: run a declared kernel (`kernel.ts`) over fixed row chunks, in the
+ * main thread (threads = 1) or on a piscina pool of worker threads over SharedArrayBuffers. Both
+ * run the same declarations, so the kernel list is the same for every executor.
  *
  * Determinism: chunk boundaries depend only on the row count (and an optional fixed partition
  * count), never on the thread count, and per-chunk partial results come back indexed by chunk, so
  * callers combine them in chunk order. Randomness inside kernels is keyed by row or edge index.
  *
- * Sharing: a task message carries the kernel name, the row range, scalar arguments and small
- * integer ids for its arrays. Each worker learns an array (its SharedArrayBuffer handle, no copy)
- * the first time a task uses it; later tasks send only the id.
+ * Sharing: a task message carries the kernel's module and name, the row range, scalar arguments
+ * and small integer ids for its arrays. Each worker learns an array (its SharedArrayBuffer handle,
+ * no copy) the first time a task uses it; later tasks send only the id. Memory: the executor holds
+ * arrays only weakly; when the main thread drops an array (an old CSR after a rebuild, the post
+ * table before it grew), a finalizer appends its id to a release log, and every task carries the
+ * part of the log some worker has not yet applied, so each worker forgets it at its next task and
+ * a buffer lives no longer with a pool than without one. (Idle piscina workers are parked in
+ * Atomics.wait, so a message on a channel would not be read until their next task anyway.)
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { kernels, type KernelArgs, type KernelName } from './kernels.ts';
+import { checkArgs, type AnyKernel, type CallArgs, type Kernel, type KernelSpec } from './kernel.ts';
+import { kernels as core } from './kernels.ts';
 import { sharedArray, type TypedArray } from './table.ts';
 
 /** Default rows per chunk: large enough to amortise a task message, small enough to balance. */
@@ -34,13 +41,25 @@ export interface ArrayDef {
 }
 
 export interface Task {
+  /** URL of the module whose `kernels` export declares the kernel. */
+  module: string;
   kernel: string;
-  /** Module that exports `kernels` with this kernel, for kernels registered outside sim-core. */
-  module?: string;
   start: number;
   end: number;
   args: Record<string, unknown>;
   defs?: ArrayDef[];
+  /** Release log entries [logStart, logStart + forget.length): ids the main thread has dropped. */
+  logStart: number;
+  forget: number[];
+}
+
+/** What a worker sends back: the chunk's partial result, or the array ids it lacks. */
+export interface TaskResult {
+  missing?: number[];
+  result?: number[];
+  /** The worker's thread id and how much of the release log it has applied. */
+  worker: number;
+  applied: number;
 }
 
 /** Marker for an array argument inside a task message. */
@@ -51,34 +70,10 @@ export interface ArrayRef {
 export interface Executor {
   readonly threads: number;
   /** Runs a kernel over rows [0, rows); returns each chunk's partial result, in chunk order. */
-  run<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[][]>;
-  run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]>;
+  run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]>;
   /** Runs a reducing kernel and sums the chunk partials element-wise, in chunk order. */
-  reduce<K extends KernelName>(kernel: K, args: KernelArgs<K>, rows: number, opts?: RunOptions): Promise<number[]>;
-  reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]>;
+  reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]>;
   close(): Promise<void>;
-}
-
-export type KernelFn = (args: never, start: number, end: number) => number[] | void;
-
-const registered = new Map<string, { fn: KernelFn; module: string }>();
-
-/**
- * Adds kernels defined above sim-core (e.g. the recommender's per-user top-k). They follow the
- * contract in kernels.ts. `moduleUrl` is the defining module's `import.meta.url`; it must export
- * the same functions as `kernels`, so worker threads can import them by URL.
- */
-export function registerKernels(moduleUrl: string, fns: Record<string, KernelFn>): void {
-  for (const [name, fn] of Object.entries(fns)) {
-    if (name in kernels) throw new Error(`kernel ${name} already exists in sim-core`);
-    registered.set(name, { fn, module: moduleUrl });
-  }
-}
-
-function kernelFn(name: string): Kernel {
-  const fn = (kernels as Record<string, unknown>)[name] ?? registered.get(name)?.fn;
-  if (!fn) throw new Error(`unknown kernel ${name}`);
-  return fn as Kernel;
 }
 
 /** The row ranges a run is split into: a function of (rows, options) only. */
@@ -99,7 +94,7 @@ export function chunkRanges(rows: number, opts: RunOptions = {}): Array<[number,
   return ranges;
 }
 
-function sumPartials(parts: number[][]): number[] {
+export function sumPartials(parts: number[][]): number[] {
   const total: number[] = [];
   for (const p of parts) {
     if (!p) continue;
@@ -108,16 +103,14 @@ function sumPartials(parts: number[][]): number[] {
   return total;
 }
 
-type Kernel = (args: object, start: number, end: number) => number[] | void;
-
 /** Runs every chunk in the calling thread, in chunk order. */
 class InlineExecutor implements Executor {
   readonly threads = 1;
-  async run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
-    const fn = kernelFn(kernel);
-    return chunkRanges(rows, opts).map(([a, b]) => fn(args, a, b) ?? []);
+  async run(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
+    checkArgs(kernel, args);
+    return chunkRanges(rows, opts).map(([a, b]) => kernel.fn(args, a, b) ?? []);
   }
-  async reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
+  async reduce(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
   }
   async close(): Promise<void> {}
@@ -131,7 +124,16 @@ function isTypedArray(v: unknown): v is TypedArray {
 class PoolExecutor implements Executor {
   private readonly pool: Piscina;
   private readonly ids = new WeakMap<TypedArray, number>();
-  private readonly defs = new Map<number, ArrayDef>();
+  /** Held weakly: the executor must not keep alive an array the simulation has dropped. */
+  private readonly arrays = new Map<number, WeakRef<TypedArray>>();
+  /** Released ids from position `logStart` of the release log on; older ones every worker has applied. */
+  private log: number[] = [];
+  private logStart = 0;
+  private readonly applied = new Map<number, number>();
+  private readonly finalizer = new FinalizationRegistry<number>((id) => {
+    this.arrays.delete(id);
+    this.log.push(id);
+  });
   private nextId = 1;
 
   constructor(readonly threads: number) {
@@ -140,7 +142,6 @@ class PoolExecutor implements Executor {
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Infinity,
-      // Chunks are queued all at once; let each worker hold a couple so none idles between tasks.
       concurrentTasksPerWorker: 1,
     });
   }
@@ -153,20 +154,22 @@ class PoolExecutor implements Executor {
       }
       id = this.nextId++;
       this.ids.set(arr, id);
-      this.defs.set(id, {
-        id,
-        buffer: arr.buffer,
-        type: arr.constructor.name,
-        byteOffset: arr.byteOffset,
-        length: arr.length,
-      });
+      this.arrays.set(id, new WeakRef(arr));
+      this.finalizer.register(arr, id);
     }
     return { $array: id };
   }
 
-  async run(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
-    kernelFn(kernel);
-    const module = registered.get(kernel)?.module;
+  private defOf(id: number): ArrayDef {
+    const arr = this.arrays.get(id)?.deref();
+    if (!arr) throw new Error(`array ${id} was released while a kernel still used it`);
+    return { id, buffer: arr.buffer as SharedArrayBuffer, type: arr.constructor.name, byteOffset: arr.byteOffset, length: arr.length };
+  }
+
+  async run(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
+    checkArgs(kernel, args);
+    const forget = this.log.slice();
+    const logStart = this.logStart;
     const wire: Record<string, unknown> = {};
     const used: number[] = [];
     for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
@@ -179,12 +182,14 @@ class PoolExecutor implements Executor {
     const ranges = chunkRanges(rows, opts);
     const settled = await Promise.allSettled(
       ranges.map(async ([start, end]) => {
-        const task: Task = module ? { kernel, module, start, end, args: wire } : { kernel, start, end, args: wire };
-        let out = (await this.pool.run(task)) as { missing?: number[]; result?: number[] };
+        const task: Task = { module: kernel.module, kernel: kernel.name, start, end, args: wire, logStart, forget };
+        let out = (await this.pool.run(task)) as TaskResult;
+        this.applied.set(out.worker, out.applied);
         if (out.missing) {
           // The retry may land on another worker, which may lack other arrays: send them all.
-          task.defs = [...new Set(used)].map((id) => this.defs.get(id)!);
-          out = (await this.pool.run(task)) as { missing?: number[]; result?: number[] };
+          task.defs = [...new Set(used)].map((id) => this.defOf(id));
+          out = (await this.pool.run(task)) as TaskResult;
+          this.applied.set(out.worker, out.applied);
           if (out.missing) throw new Error(`worker could not resolve arrays ${out.missing.join(', ')}`);
         }
         return out.result ?? [];
@@ -193,10 +198,21 @@ class PoolExecutor implements Executor {
     // Wait for every chunk before failing, so no task is still running when the caller reacts.
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
+    this.trimLog();
     return settled.map((r) => (r as PromiseFulfilledResult<number[]>).value);
   }
 
-  async reduce(kernel: string, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
+  /** Drops the log entries every worker has applied (all of them once each worker has reported). */
+  private trimLog(): void {
+    if (this.applied.size < this.threads) return;
+    const done = Math.min(...this.applied.values());
+    if (done > this.logStart) {
+      this.log = this.log.slice(done - this.logStart);
+      this.logStart = done;
+    }
+  }
+
+  async reduce(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
   }
 
@@ -215,7 +231,7 @@ export function createExecutor(threads: number): Executor {
  * Two passes (count per chunk, prefix sum, write), so chunks run in parallel.
  */
 export async function compact(exec: Executor, mask: TypedArray, rows: number): Promise<Int32Array> {
-  const counts = await exec.run('countMask', { mask }, rows, { chunkRows: CHUNK_ROWS });
+  const counts = await exec.run(core.countMask, { mask }, rows, { chunkRows: CHUNK_ROWS });
   const starts = sharedArray('f64', counts.length);
   let total = 0;
   for (let c = 0; c < counts.length; c++) {
@@ -223,6 +239,6 @@ export async function compact(exec: Executor, mask: TypedArray, rows: number): P
     total += counts[c][0];
   }
   const out = sharedArray('i32', total);
-  await exec.run('compactMask', { mask, out, starts, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS });
+  await exec.run(core.compactMask, { mask, out, starts, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS });
   return out;
 }

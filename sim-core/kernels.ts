@@ -1,60 +1,49 @@
 /**
- * The kernel list. Every heavy loop in socsim is one of these functions; phases call them through
- * an executor (`exec.ts`), which splits the rows into fixed chunks and runs each chunk either in
- * the main thread (`--threads 1`) or in a worker. A kernel's contract:
- *
- *   kernel(args, start, end) → optional number[] partial result for rows [start, end)
- *
- * - It writes only rows in [start, end) of its outputs (or, for `spread`, only idempotent marks),
- *   so chunks can run in any order on any thread and give the same result.
- * - Randomness comes only from `rng.ts`, keyed by `args.key` and the row or edge index.
- * - Partial results (sums, counts) are returned per chunk and combined by the caller in chunk order.
- * - Array arguments are typed arrays (on SharedArrayBuffer when threads > 1); the rest are numbers.
+ * sim-core's kernels: the domain-free part of the kernel list (map, gather, CSR spread and segment
+ * means, sampling, reductions, compaction, CSR construction). Each follows the contract in
+ * `kernel.ts`; phases run them through an executor (`exec.ts`), which splits the rows into fixed
+ * chunks and runs each chunk in the main thread (`--threads 1`) or in a worker. `spread` and
+ * `compactMask` are the two that write outside [start, end): `spread` only idempotent marks,
+ * `compactMask` the disjoint output range its chunk's prefix sum gives it.
  *
  * CSR arguments: `offsets` (Int32Array or Float64Array, length n + 1) and `targets` (Int32Array);
  * row v's neighbours are targets[offsets[v] .. offsets[v + 1]).
  */
+import { kernel, kernelList } from './kernel.ts';
 import { uniform } from './rng.ts';
-import type { TypedArray } from './table.ts';
 
-type Offsets = Int32Array | Float64Array;
-type Num = TypedArray;
 
 /** out[i] = value. */
-function fill(a: { out: Num; value: number }, start: number, end: number): void {
+const fill = kernel({ reads: {}, writes: { out: 'num' }, params: ['value'] }, (a, start, end): void => {
   a.out.fill(a.value, start, end);
-}
+});
 
 /** out[i] = src[i]. */
-function copy(a: { out: Num; src: Num }, start: number, end: number): void {
+const copy = kernel({ reads: { src: 'num' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
   a.out.set(a.src.subarray(start, end), start);
-}
+});
 
 /**
  * Picks one neighbour of each row uniformly: out[v] = targets[offsets[v] + floor(u * deg)], or -1
  * for rows without neighbours. The draw is keyed by the row.
  */
-function sampleNeighbor(
-  a: { offsets: Offsets; targets: Int32Array; out: Int32Array; key: number },
-  start: number,
-  end: number,
-): void {
+const sampleNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32' }, writes: { out: 'i32' }, params: ['key'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, out: Out, key } = a;
   for (let v = start; v < end; v++) {
     const lo = Off[v];
     const deg = Off[v + 1] - lo;
     Out[v] = deg === 0 ? -1 : Tgt[lo + Math.floor(uniform(key, v) * deg)];
   }
-}
+});
 
 /** out[i] = src[index[i]], or src[i] when index[i] < 0. */
-function gather(a: { out: Num; src: Num; index: Int32Array }, start: number, end: number): void {
+const gather = kernel({ reads: { src: 'num', index: 'i32' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
   const { out: Out, src: Src, index: Idx } = a;
   for (let i = start; i < end; i++) {
     const j = Idx[i];
     Out[i] = Src[j < 0 ? i : j];
   }
-}
+});
 
 /**
  * Independent-cascade style spreading along CSR rows (push): for every row u in range with
@@ -63,21 +52,7 @@ function gather(a: { out: Num; src: Num; index: Int32Array }, start: number, end
  * writing the same v agree; state is read-only here (synchronous semantics).
  * Returns [attempts, successes].
  */
-function spread(
-  a: {
-    offsets: Offsets;
-    targets: Int32Array;
-    state: Uint8Array;
-    next: Uint8Array;
-    from: number;
-    susceptible: number;
-    mark: number;
-    p: number;
-    key: number;
-  },
-  start: number,
-  end: number,
-): number[] {
+const spread = kernel({ reads: { offsets: 'offsets', targets: 'i32', state: 'u8' }, writes: { next: 'u8' }, params: ['from', 'susceptible', 'mark', 'p', 'key'] }, (a, start, end): number[] => {
   const { offsets: Off, targets: Tgt, state: State, next: Next, from, susceptible, mark, p, key } = a;
   let attempts = 0;
   let successes = 0;
@@ -95,13 +70,13 @@ function spread(
     }
   }
   return [attempts, successes];
-}
+});
 
 /**
  * Per-row state transition: for every row, if next[i] !== 0 and state[i] === when, state[i] = next[i];
  * next[i] is reset to 0. Returns [rows changed].
  */
-function applyMarks(a: { state: Uint8Array; next: Uint8Array; when: number }, start: number, end: number): number[] {
+const applyMarks = kernel({ reads: {}, writes: { state: 'u8', next: 'u8' }, params: ['when'] }, (a, start, end): number[] => {
   const { state: State, next: Next, when } = a;
   let changed = 0;
   for (let i = start; i < end; i++) {
@@ -115,17 +90,13 @@ function applyMarks(a: { state: Uint8Array; next: Uint8Array; when: number }, st
     }
   }
   return [changed];
-}
+});
 
 /**
  * Stochastic recoding: rows with state[i] === from move to `to` with probability p (keyed by row);
  * p = 1 moves all of them. Returns [rows moved].
  */
-function transition(
-  a: { state: Uint8Array; from: number; to: number; p: number; key: number },
-  start: number,
-  end: number,
-): number[] {
+const transition = kernel({ reads: {}, writes: { state: 'u8' }, params: ['from', 'to', 'p', 'key'] }, (a, start, end): number[] => {
   const { state: State, from, to, p, key } = a;
   let moved = 0;
   for (let i = start; i < end; i++) {
@@ -135,18 +106,14 @@ function transition(
     }
   }
   return [moved];
-}
+});
 
 /**
  * Segment mean over CSR rows (an SpMV with row-normalised weights):
  * out[v] = (selfWeight * x[v] + sum_u x[u]) / (selfWeight + deg(v)); rows with no neighbours and
  * selfWeight 0 keep x[v].
  */
-function segmentMean(
-  a: { offsets: Offsets; targets: Int32Array; x: Float32Array | Float64Array; out: Float32Array | Float64Array; selfWeight: number },
-  start: number,
-  end: number,
-): void {
+const segmentMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'float' }, writes: { out: 'float' }, params: ['selfWeight'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, x: X, out: Out, selfWeight } = a;
   for (let v = start; v < end; v++) {
     const lo = Off[v];
@@ -156,17 +123,13 @@ function segmentMean(
     const w = selfWeight + (hi - lo);
     Out[v] = w > 0 ? s / w : X[v];
   }
-}
+});
 
 /**
  * Bounded-confidence mean (Hegselmann-Krause): out[v] = mean of x[u] over u in {v} ∪ N(v) with
  * |x[u] - x[v]| <= eps.
  */
-function segmentBoundedMean(
-  a: { offsets: Offsets; targets: Int32Array; x: Float32Array; out: Float32Array; eps: number },
-  start: number,
-  end: number,
-): void {
+const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'f32' }, writes: { out: 'f32' }, params: ['eps'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, x: X, out: Out, eps } = a;
   for (let v = start; v < end; v++) {
     const xv = X[v];
@@ -183,7 +146,7 @@ function segmentBoundedMean(
     }
     Out[v] = s / c;
   }
-}
+});
 
 /**
  * Threshold rule (linear threshold), fused: every row with state[v] === from computes the share of
@@ -191,20 +154,7 @@ function segmentBoundedMean(
  * at least one neighbour), gets next[v] = mark. Rows not in state `from` are skipped, so the cost
  * falls as adoption spreads. Returns [rows marked].
  */
-function thresholdMark(
-  a: {
-    offsets: Offsets;
-    targets: Int32Array;
-    state: Uint8Array;
-    threshold: Float32Array;
-    next: Uint8Array;
-    from: number;
-    value: number;
-    mark: number;
-  },
-  start: number,
-  end: number,
-): number[] {
+const thresholdMark = kernel({ reads: { offsets: 'offsets', targets: 'i32', state: 'u8', threshold: 'f32' }, writes: { next: 'u8' }, params: ['from', 'value', 'mark'] }, (a, start, end): number[] => {
   const { offsets: Off, targets: Tgt, state: State, threshold: Th, next: Next, from, value, mark } = a;
   let marked = 0;
   for (let v = start; v < end; v++) {
@@ -220,17 +170,13 @@ function thresholdMark(
     }
   }
   return [marked];
-}
+});
 
 /**
  * Pairwise bounded-confidence step (Deffuant, one-sided synchronous variant): each row moves toward
  * its sampled partner partner[i] by mu * (x[j] - x[i]) when |x[j] - x[i]| < eps.
  */
-function boundedStep(
-  a: { x: Float32Array; out: Float32Array; partner: Int32Array; eps: number; mu: number },
-  start: number,
-  end: number,
-): void {
+const boundedStep = kernel({ reads: { x: 'f32', partner: 'i32' }, writes: { out: 'f32' }, params: ['eps', 'mu'] }, (a, start, end): void => {
   const { x: X, out: Out, partner: P, eps, mu } = a;
   for (let i = start; i < end; i++) {
     const j = P[i];
@@ -242,22 +188,22 @@ function boundedStep(
     const d = X[j] - xi;
     Out[i] = d < eps && d > -eps ? xi + mu * d : xi;
   }
-}
+});
 
 /** out[i] = 1 with probability p (keyed by row), else 0. */
-function bernoulli(a: { out: Uint8Array; p: number; key: number }, start: number, end: number): void {
+const bernoulli = kernel({ reads: {}, writes: { out: 'u8' }, params: ['p', 'key'] }, (a, start, end): void => {
   const { out: Out, p, key } = a;
   for (let i = start; i < end; i++) Out[i] = uniform(key, i) < p ? 1 : 0;
-}
+});
 
 /** out[i] = table[group[i]]: per-group broadcast of a parameter. */
-function broadcast(a: { out: Num; table: Num; group: Num }, start: number, end: number): void {
+const broadcast = kernel({ reads: { table: 'num', group: 'num' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
   const { out: Out, table: T, group: G } = a;
   for (let i = start; i < end; i++) Out[i] = T[G[i]];
-}
+});
 
 /** [count, sum x, sum x^2, sum x^3, sum x^4] over the rows (raw power sums, combined in chunk order). */
-function moments(a: { x: Num }, start: number, end: number): number[] {
+const moments = kernel({ reads: { x: 'num' }, writes: {}, params: [] }, (a, start, end): number[] => {
   const X = a.x;
   let s = 0;
   let s2 = 0;
@@ -272,10 +218,10 @@ function moments(a: { x: Num }, start: number, end: number): number[] {
     s4 += v2 * v2;
   }
   return [end - start, s, s2, s3, s4];
-}
+});
 
 /** Histogram of x into `bins` equal bins over [lo, hi] (values outside are clamped). */
-function histogram(a: { x: Num; bins: number; lo: number; hi: number }, start: number, end: number): number[] {
+const histogram = kernel({ reads: { x: 'num' }, writes: {}, params: ['bins', 'lo', 'hi'] }, (a, start, end): number[] => {
   const { x: X, bins, lo, hi } = a;
   const h = new Array<number>(bins).fill(0);
   const scale = bins / (hi - lo);
@@ -286,40 +232,40 @@ function histogram(a: { x: Num; bins: number; lo: number; hi: number }, start: n
     h[b]++;
   }
   return h;
-}
+});
 
 /** Counts of each integer code 0..k-1 in `codes`. */
-function countCodes(a: { codes: Num; k: number }, start: number, end: number): number[] {
+const countCodes = kernel({ reads: { codes: 'num' }, writes: {}, params: ['k'] }, (a, start, end): number[] => {
   const { codes: C, k } = a;
   const h = new Array<number>(k).fill(0);
   for (let i = start; i < end; i++) h[C[i]]++;
   return h;
-}
+});
 
 /** [count of rows with mask[i] !== 0]; first pass of a stable compaction. */
-function countMask(a: { mask: Num }, start: number, end: number): number[] {
+const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: [] }, (a, start, end): number[] => {
   const M = a.mask;
   let c = 0;
   for (let i = start; i < end; i++) if (M[i] !== 0) c++;
   return [c];
-}
+});
 
 /**
  * Second pass of a stable compaction: rows with mask[i] !== 0 go to out[at++], in row order, where
  * `at` starts at starts[chunk] (the prefix sum of the first pass's counts; chunk = start / chunkRows).
  */
-function compactMask(a: { mask: Num; out: Int32Array; starts: Float64Array; chunkRows: number }, start: number, end: number): void {
+const compactMask = kernel({ reads: { mask: 'num', starts: 'f64' }, writes: { out: 'i32' }, params: ['chunkRows'] }, (a, start, end): void => {
   const { mask: M, out: Out } = a;
   let at = a.starts[Math.floor(start / a.chunkRows)];
   for (let i = start; i < end; i++) if (M[i] !== 0) Out[at++] = i;
-}
+});
 
 /**
  * CSR construction, pass 1, partitioned by row range: counts[v] += number of edges with
  * keys[e] = v (and keys2[e] = v when given) for v in [start, end). Every chunk scans all edges and
  * writes only its own rows, so run it with a small fixed `parts` count.
  */
-function countKeys(a: { keys: Int32Array; keys2?: Int32Array; counts: Int32Array }, start: number, end: number): void {
+const countKeys = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'i32' }, params: [] }, (a, start, end): void => {
   const C = a.counts;
   for (const K of a.keys2 ? [a.keys, a.keys2] : [a.keys]) {
     const m = K.length;
@@ -328,18 +274,14 @@ function countKeys(a: { keys: Int32Array; keys2?: Int32Array; counts: Int32Array
       if (v >= start && v < end) C[v]++;
     }
   }
-}
+});
 
 /**
  * CSR construction, pass 2: for edges with keys[e] in [start, end), in edge order,
  * targets[cursor[keys[e]]++] = values[e]; then the same for (keys2, values2) when given. `cursor`
  * starts as a copy of the row offsets, so each row lists its neighbours in edge-list order.
  */
-function scatterKeys(
-  a: { keys: Int32Array; values: Int32Array; keys2?: Int32Array; values2?: Int32Array; cursor: Float64Array; targets: Int32Array },
-  start: number,
-  end: number,
-): void {
+const scatterKeys = kernel({ reads: { keys: 'i32', values: 'i32', keys2: 'i32?', values2: 'i32?' }, writes: { cursor: 'f64', targets: 'i32' }, params: [] }, (a, start, end): void => {
   const { cursor: Cur, targets: T } = a;
   const passes: Array<[Int32Array, Int32Array]> = [[a.keys, a.values]];
   if (a.keys2 && a.values2) passes.push([a.keys2, a.values2]);
@@ -350,9 +292,9 @@ function scatterKeys(
       if (v >= start && v < end) T[Cur[v]++] = V[e];
     }
   }
-}
+});
 
-export const kernels = {
+export const kernels = kernelList(import.meta.url, {
   fill,
   copy,
   sampleNeighbor,
@@ -373,7 +315,4 @@ export const kernels = {
   compactMask,
   countKeys,
   scatterKeys,
-} as const;
-
-export type KernelName = keyof typeof kernels;
-export type KernelArgs<K extends KernelName> = Parameters<(typeof kernels)[K]>[0];
+});

@@ -1,15 +1,25 @@
 /**
- * Worker body for the kernel pool: resolves array ids to typed-array views over the shared
- * buffers it has been given (kept for the worker's life) and runs one kernel chunk.
+ * Worker body for the kernel pool: imports the kernel's declaring module by URL (once), resolves
+ * array ids to typed-array views over the shared buffers it has been given, and runs one chunk.
+ * Each task carries the executor's release log (ids of arrays the main thread has dropped); the
+ * worker forgets those, and when it has let go of enough bytes it collects its heap, because its
+ * views keep the shared buffers alive until then and this isolate allocates too little for V8 to
+ * collect on its own. A task that names a forgotten array reports it missing and the executor
+ * sends the handle again.
  */
-import { kernels } from './kernels.ts';
-import type { ArrayDef, ArrayRef, Task } from './exec.ts';
-import type { TypedArray } from './table.ts';
+import { threadId } from 'node:worker_threads';
+import type { AnyKernel } from './kernel.ts';
+import type { ArrayRef, Task, TaskResult } from './exec.ts';
+import { releaseMemory, type TypedArray } from './table.ts';
 
-// Weakly held: once the main thread drops an array (e.g. the edge list after CSR construction),
-// the worker lets go too; if it is collected while still in use, the next task reports it missing
-// and the executor sends the handle again.
-const arrays = new Map<number, WeakRef<TypedArray>>();
+/** Collect once this many bytes of dropped views have accumulated. */
+const COLLECT_BYTES = 16 << 20;
+
+const arrays = new Map<number, TypedArray>();
+const modules = new Map<string, Record<string, AnyKernel>>();
+/** Entries of the release log applied so far. */
+let applied = 0;
+let dropped = 0;
 
 const CTORS: Record<string, new (b: SharedArrayBuffer, o: number, l: number) => TypedArray> = {
   Float32Array,
@@ -22,44 +32,49 @@ const CTORS: Record<string, new (b: SharedArrayBuffer, o: number, l: number) => 
   Uint32Array,
 };
 
-function learn(def: ArrayDef): void {
-  arrays.set(def.id, new WeakRef(new CTORS[def.type](def.buffer, def.byteOffset, def.length)));
-}
-
-type Kernel = (a: unknown, s: number, e: number) => number[] | void;
-const loaded = new Map<string, Record<string, Kernel>>();
-
-async function kernelOf(task: Task): Promise<Kernel> {
-  const core = (kernels as Record<string, Kernel>)[task.kernel];
-  if (core) return core;
-  if (!task.module) throw new Error(`unknown kernel ${task.kernel}`);
-  let mod = loaded.get(task.module);
-  if (!mod) {
-    mod = ((await import(task.module)) as { kernels: Record<string, Kernel> }).kernels;
-    loaded.set(task.module, mod);
+async function forget(task: Task): Promise<void> {
+  const end = task.logStart + task.forget.length;
+  for (let i = Math.max(applied, task.logStart); i < end; i++) {
+    const id = task.forget[i - task.logStart];
+    const arr = arrays.get(id);
+    if (arr) {
+      dropped += arr.byteLength;
+      arrays.delete(id);
+    }
   }
-  const fn = mod[task.kernel];
-  if (!fn) throw new Error(`${task.module} does not export kernel ${task.kernel}`);
-  return fn;
+  if (end > applied) applied = end;
+  if (dropped >= COLLECT_BYTES) {
+    dropped = 0;
+    await releaseMemory();
+  }
 }
 
-export default async function runTask(task: Task): Promise<{ missing?: number[]; result?: number[] }> {
-  const fn = await kernelOf(task);
-  const held: TypedArray[] = [];
-  if (task.defs) for (const d of task.defs) learn(d);
+async function kernelOf(task: Task): Promise<AnyKernel> {
+  let list = modules.get(task.module);
+  if (!list) {
+    list = ((await import(task.module)) as { kernels?: Record<string, AnyKernel> }).kernels;
+    if (!list) throw new Error(`${task.module} has no kernels export`);
+    modules.set(task.module, list);
+  }
+  const k = list[task.kernel];
+  if (!k) throw new Error(`${task.module} does not declare kernel ${task.kernel}`);
+  return k;
+}
+
+export default async function runTask(task: Task): Promise<TaskResult> {
+  await forget(task);
+  const k = await kernelOf(task);
+  if (task.defs) for (const d of task.defs) arrays.set(d.id, new CTORS[d.type](d.buffer, d.byteOffset, d.length));
   const args: Record<string, unknown> = {};
   let missing: number[] | undefined;
-  for (const [k, v] of Object.entries(task.args)) {
+  for (const [name, v] of Object.entries(task.args)) {
     if (v !== null && typeof v === 'object' && '$array' in v) {
       const id = (v as ArrayRef).$array;
-      const arr = arrays.get(id)?.deref();
-      if (!arr) {
-        arrays.delete(id);
-        (missing ??= []).push(id);
-      } else held.push(arr);
-      args[k] = arr;
-    } else args[k] = v;
+      const arr = arrays.get(id);
+      if (!arr) (missing ??= []).push(id);
+      args[name] = arr;
+    } else args[name] = v;
   }
-  if (missing) return { missing };
-  return { result: fn(args, task.start, task.end) ?? undefined };
+  if (missing) return { missing, worker: threadId, applied };
+  return { result: k.fn(args, task.start, task.end) ?? undefined, worker: threadId, applied };
 }

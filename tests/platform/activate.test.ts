@@ -7,7 +7,6 @@ import { heuristicBehaviour } from '../../platform/behaviour.ts';
 import { synthesizePopulation, HOURLY_PROFILES } from '../../population/synthesize.ts';
 import { activatePhase } from '../../platform/phases.ts';
 import { createSocialState, socialConfig } from '../../platform/state.ts';
-import '../../platform/kernels.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

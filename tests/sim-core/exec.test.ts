@@ -3,6 +3,7 @@ import { chunkRanges, compact, createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';
+import { kernels as K } from '../../sim-core/kernels.ts';
 
 const pool = createExecutor(2);
 const inline = createExecutor(1);
@@ -39,10 +40,10 @@ describe('executor', () => {
       const g = await buildGraph(ex, n, src, dst, true);
       const out = sharedArray('f32', n);
       const partner = sharedArray('i32', n);
-      await ex.run('segmentMean', { offsets: g.following.offsets, targets: g.following.targets, x, out, selfWeight: 1 }, n);
-      await ex.run('sampleNeighbor', { offsets: g.followers.offsets, targets: g.followers.targets, out: partner, key: keyOf(1, 2, 3) }, n);
-      const mom = await ex.reduce('moments', { x: out }, n);
-      const hist = await ex.reduce('histogram', { x, bins: 10, lo: -1, hi: 1 }, n);
+      await ex.run(K.segmentMean, { offsets: g.following.offsets, targets: g.following.targets, x, out, selfWeight: 1 }, n);
+      await ex.run(K.sampleNeighbor, { offsets: g.followers.offsets, targets: g.followers.targets, out: partner, key: keyOf(1, 2, 3) }, n);
+      const mom = await ex.reduce(K.moments, { x: out }, n);
+      const hist = await ex.reduce(K.histogram, { x, bins: 10, lo: -1, hi: 1 }, n);
       const bytes = (a: { buffer: ArrayBufferLike }) => Buffer.from(new Uint8Array(a.buffer));
       results.push([bytes(g.following.targets), bytes(g.following.offsets), bytes(g.followers.targets), bytes(out), bytes(partner), mom, hist]);
     }
@@ -58,13 +59,13 @@ describe('executor', () => {
     const n = 500_000;
     const x = sharedArray('f64', n);
     for (let i = 0; i < n; i++) x[i] = 1 / (i + 1);
-    const a = await inline.reduce('moments', { x }, n);
-    const b = await pool.reduce('moments', { x }, n);
+    const a = await inline.reduce(K.moments, { x }, n);
+    const b = await pool.reduce(K.moments, { x }, n);
     expect(b).toEqual(a);
   });
 
   it('refuses non-shared arrays on the pool with a clear message', async () => {
-    await expect(pool.run('fill', { out: new Float32Array(10), value: 1 }, 10)).rejects.toThrow(/SharedArrayBuffer/);
+    await expect(pool.run(K.fill, { out: new Float32Array(10), value: 1 }, 10)).rejects.toThrow(/SharedArrayBuffer/);
   });
 
   it('compaction is stable and complete', async () => {

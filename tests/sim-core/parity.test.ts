@@ -1,0 +1,161 @@
+/**
+ * Parity of the kernel list across executors: every kernel declared in any `kernels.ts` runs on
+ * the inline executor and on the worker pool over the same inputs, split into several chunks, and
+ * must give the same bytes in every array it writes and the same partial results. Inputs come from
+ * the code production runs: each bundled scenario (and the archetype layer against a local
+ * chat-completions server) runs on a checking executor that executes every kernel call both ways.
+ * Kernels no scenario calls get a direct case below, so nothing in the list goes unchecked.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../../sim-core/kernel.ts';
+import { chunkRanges, createExecutor, type Executor, type RunOptions } from '../../sim-core/exec.ts';
+import { kernels as core } from '../../sim-core/kernels.ts';
+import { keyOf } from '../../sim-core/rng.ts';
+import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
+import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
+import { runScenario } from '../../runner/runScenario.ts';
+import { ok, replyObject, startFakeServer, type FakeServer } from '../llm-archetypes/fakeServer.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SOURCE_DIRS = ['sim-core', 'graph', 'population', 'models', 'platform', 'recsys', 'llm-archetypes'];
+
+const bytes = (a: TypedArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+interface Seen {
+  calls: number;
+  /** Most chunks any call was split into. */
+  chunks: number;
+}
+
+/** Runs every call on the inline executor (on copies of the written arrays) and on the pool, and compares. */
+class CheckingExecutor implements Executor {
+  readonly threads = 2;
+  readonly seen = new Map<string, Seen>();
+  readonly mismatches: string[] = [];
+  constructor(
+    private readonly inline: Executor,
+    private readonly pool: Executor,
+  ) {}
+
+  async run<S extends KernelSpec>(k: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
+    const id = `${path.relative(ROOT, fileURLToPath(k.module))}:${k.name}`;
+    const a = args as Record<string, unknown>;
+    const copies: Record<string, unknown> = { ...a };
+    for (const name of Object.keys(k.spec.writes)) {
+      const v = a[name] as TypedArray | undefined;
+      if (v) copies[name] = v.slice();
+    }
+    const mine = await this.inline.run(k as AnyKernel, copies as never, rows, opts);
+    const theirs = await this.pool.run(k as AnyKernel, args as never, rows, opts);
+    for (const name of Object.keys(k.spec.writes)) {
+      const v = a[name] as TypedArray | undefined;
+      if (v && !bytes(v).equals(bytes(copies[name] as TypedArray))) this.mismatches.push(`${id}: ${name} differs`);
+    }
+    if (JSON.stringify(mine) !== JSON.stringify(theirs)) this.mismatches.push(`${id}: partial results differ`);
+    const s = this.seen.get(id) ?? { calls: 0, chunks: 0 };
+    s.calls++;
+    s.chunks = Math.max(s.chunks, chunkRanges(rows, opts).length);
+    this.seen.set(id, s);
+    return theirs;
+  }
+
+  async reduce<S extends KernelSpec>(k: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
+    const parts = await this.run(k, args, rows, opts);
+    const total: number[] = [];
+    for (const p of parts) for (let i = 0; i < p.length; i++) total[i] = (total[i] ?? 0) + p[i];
+    return total;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Every kernel declared in the source tree, by `file:name`. */
+async function declaredKernels(): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const name of fs.readdirSync(dir)) {
+      const p = path.join(dir, name);
+      if (fs.statSync(p).isDirectory()) await walk(p);
+      else if (name === 'kernels.ts') {
+        const list = ((await import(pathToFileURL(p).href)) as { kernels: Record<string, AnyKernel> }).kernels;
+        for (const k of Object.values(list)) out.push(`${path.relative(ROOT, p)}:${k.name}`);
+      }
+    }
+  };
+  for (const d of SOURCE_DIRS) await walk(path.join(ROOT, d));
+  return out.sort();
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-parity-'));
+const inline = createExecutor(1);
+const pool = createExecutor(2);
+const check = new CheckingExecutor(inline, pool);
+let server: FakeServer;
+
+beforeAll(async () => {
+  server = await startFakeServer(() => ok(JSON.stringify(replyObject({ like: 0.2 }))));
+});
+afterAll(async () => {
+  await server?.close();
+  await pool.close();
+  await inline.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('kernel parity: inline and worker pool', () => {
+  // Enough agents that agent-level kernels (65,536 rows per chunk) and per-user kernels (2,048
+  // active users per chunk) split into several chunks.
+  const AGENTS = 140_000;
+
+  for (const name of bundledScenarios()) {
+    it(`${name}: every kernel call gives the same bytes`, async () => {
+      const { scenario } = await loadScenario(name);
+      const social = name === 'social-feed';
+      await runScenario(scenario, { agents: AGENTS, steps: social ? 2 : 3, seed: 5, out: path.join(tmp, name), executor: check, snapshotEvery: 0 });
+      expect(check.mismatches).toEqual([]);
+    }, 120_000);
+  }
+
+  it('social-feed with LLM archetypes (local chat-completions server)', async () => {
+    process.env.SOCSIM_LLM_API_KEY = 'parity-test';
+    const { scenario } = await loadScenario('social-feed');
+    await runScenario(scenario, {
+      agents: 40_000,
+      steps: 1,
+      seed: 6,
+      out: path.join(tmp, 'social-llm'),
+      executor: check,
+      snapshotEvery: 0,
+      llm: { provider: 'openai', baseURL: server.baseURL, every: 1 },
+    });
+    expect(check.mismatches).toEqual([]);
+  }, 120_000);
+
+  it('kernels no scenario calls, on direct inputs', async () => {
+    const n = 200_003;
+    const out8 = sharedArray('u8', n);
+    await check.run(core.bernoulli, { out: out8, p: 0.3, key: keyOf(1, 2, 3) }, n);
+    const table = sharedArray('f32', 7);
+    table.set([0.5, 1, 1.5, 2, 2.5, 3, 3.5]);
+    const group = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) group[i] = (i * 31) % 7;
+    const outF = sharedArray('f32', n);
+    await check.run(core.broadcast, { out: outF, table, group }, n);
+    await check.run(core.fill, { out: outF, value: 0.25 }, n);
+    await check.reduce(core.histogram, { x: outF, bins: 8, lo: -1, hi: 1 }, n);
+    expect(check.mismatches).toEqual([]);
+  });
+
+  it('every declared kernel was checked, split into several chunks', async () => {
+    const declared = await declaredKernels();
+    expect(declared.length).toBeGreaterThan(20);
+    const missing = declared.filter((k) => !check.seen.has(k));
+    expect(missing).toEqual([]);
+    const single = declared.filter((k) => (check.seen.get(k)?.chunks ?? 0) < 2);
+    expect(single).toEqual([]);
+  });
+});
