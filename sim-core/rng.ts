@@ -1,11 +1,19 @@
 /**
  * Counter-based randomness: every draw is a pure function of (seed, stream, step, row, draw), so a
  * row's numbers do not depend on evaluation order, chunking or thread count. There is no hidden
- * state to advance; kernels take a 32-bit `key` for (seed, stream, step) and hash the row in.
+ * state to advance; kernels take a `key` for (seed, stream, step) and hash the row in.
+ *
+ * A key is a 53-bit integer (a plain JS number: 32 low bits and 21 high bits), built by two
+ * independent hash chains over the full seed (up to 2^53), stream and step, so distinct
+ * (seed, stream, step) triples practically never share a key (about 2^-53 per pair; a 32-bit key
+ * would repeat among ~77k triples with even odds, i.e. whole random streams of two steps or two
+ * seeds would coincide).
  *
  * The mixer is "lowbias32" from Chris Wellons, "Prospecting for Hash Functions" (2018): a bijection
- * on 32-bit integers with low avalanche bias. Keys are chained through it, so distinct rows under
- * one key never collide, and the double hash of the row decorrelates neighbouring rows.
+ * on 32-bit integers with low avalanche bias. For a fixed key and draw, the map from row to output
+ * is a composition of bijections, so distinct rows under one key never collide, and the double hash
+ * of the row decorrelates neighbouring rows. Every step is a 32-bit integer operation, so the same
+ * function can be written in WGSL with equal outputs.
  */
 
 /** lowbias32: bijective 32-bit integer mixer (Wellons 2018). Returns an unsigned 32-bit integer. */
@@ -20,6 +28,9 @@ export function mix32(x: number): number {
 
 const GOLDEN = 0x9e3779b9;
 const TWO_POW_32 = 4294967296;
+/** Second hash chain's start, and the 21 high bits a key keeps (53 bits in all). */
+const MIX_B = 0x85ebca6b;
+const HIGH_MASK = 0x1fffff;
 
 /** 32-bit FNV-1a of a name: turns a phase or model name into a stream id. */
 export function streamOf(name: string): number {
@@ -32,29 +43,40 @@ export function streamOf(name: string): number {
 }
 
 /**
- * The key for one (seed, stream, step). `seed` may be any non-negative integer up to 2^53 - 1;
- * `stream` comes from `streamOf`; `step` is the simulation step (or any other outer counter).
+ * The key for one (seed, stream, step). `seed` and `step` may be any non-negative integers up to
+ * 2^53 - 1; `stream` comes from `streamOf`. Returns an integer in [0, 2^53).
  */
 export function keyOf(seed: number, stream: number, step: number): number {
-  const lo = seed >>> 0;
-  const hi = Math.floor(seed / TWO_POW_32) >>> 0;
-  let k = mix32(lo ^ GOLDEN);
-  k = mix32((k ^ hi) >>> 0);
-  k = mix32((k ^ stream) >>> 0);
-  k = mix32((k + Math.imul(step, GOLDEN)) >>> 0);
-  return k;
+  const sLo = seed >>> 0;
+  const sHi = Math.floor(seed / TWO_POW_32) >>> 0;
+  const tLo = step >>> 0;
+  const tHi = Math.floor(step / TWO_POW_32) >>> 0;
+  let a = mix32(sLo ^ GOLDEN);
+  a = mix32(a ^ sHi);
+  a = mix32(a ^ stream);
+  a = mix32(a ^ tLo);
+  a = mix32(a ^ tHi);
+  let b = mix32(sHi ^ MIX_B);
+  b = mix32(b ^ tLo);
+  b = mix32(b ^ sLo);
+  b = mix32(b ^ tHi);
+  b = mix32(b ^ stream);
+  return (b & HIGH_MASK) * TWO_POW_32 + a;
 }
 
 /** Uniform 32-bit integer for (key, row, draw). */
 export function hash(key: number, row: number, draw = 0): number {
-  return mix32((mix32((row ^ key) >>> 0) + Math.imul(draw + 1, GOLDEN)) >>> 0);
+  const lo = key >>> 0;
+  const hi = (key - lo) / TWO_POW_32;
+  return mix32(((mix32((row ^ lo) >>> 0) ^ hi) + Math.imul(draw + 1, GOLDEN)) >>> 0);
 }
 
 /** Uniform float in [0, 1) with 32 bits of resolution for (key, row, draw). */
 export function uniform(key: number, row: number, draw = 0): number {
-  return mix32((mix32((row ^ key) >>> 0) + Math.imul(draw + 1, GOLDEN)) >>> 0) / TWO_POW_32;
+  const lo = key >>> 0;
+  const hi = (key - lo) / TWO_POW_32;
+  return mix32(((mix32((row ^ lo) >>> 0) ^ hi) + Math.imul(draw + 1, GOLDEN)) >>> 0) / TWO_POW_32;
 }
-
 /** Uniform integer in [0, n) for (key, row, draw); n <= 2^32. */
 export function below(key: number, row: number, n: number, draw = 0): number {
   return Math.floor(uniform(key, row, draw) * n);

@@ -15,7 +15,6 @@ import { hotScore, recencyFactor, followerFactor, xInterestScore } from '../../r
 import { scoreOf } from '../../recsys/kernels.ts';
 import { baseScore } from '../../recsys/candidates.ts';
 import { PostRecords } from '../../recsys/records.ts';
-import '../../platform/kernels.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());
@@ -200,12 +199,14 @@ describe('social platform', () => {
     expect(m, `${what}: mean ${m}, sd ${sd}`).toBeGreaterThan((4 * sd) / Math.sqrt(diffs.length));
   };
 
+  // Over 8 steps the difference is about 0.005 with a seed-to-seed spread of the same size; over
+  // 16 it is about 0.009 with a spread of 0.001 (measured on seeds 3-6), so run 16.
   it('switching random -> x-interest raises the echo-chamber index on a homophilous graph', async () => {
     const diffs: number[] = [];
     for (const seed of [3, 4, 5, 6]) {
       const mean = async (ranker: string) => {
         const { world, phases } = await socialWorld(4000, seed, { ranker, inNetwork: 0 });
-        const rows = await run(world, phases(), 8);
+        const rows = await run(world, phases(), 16);
         const xs = rows.slice(2).map((r) => r.get('echo_chamber_index')!);
         return xs.reduce((a, b) => a + b, 0) / xs.length;
       };

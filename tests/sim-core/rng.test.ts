@@ -20,6 +20,27 @@ describe('rng', () => {
     expect(keyOf(2 ** 40 + 5, 1, 0)).not.toBe(keyOf(5, 1, 0));
   });
 
+  it('keys of distinct (seed, stream, step) do not collide (53-bit keys, not 32)', () => {
+    // 400k triples: with 32-bit keys about 19 pairs would share a key (birthday bound); with 53 bits
+    // the expected number is 1e-5.
+    const seen = new Set<number>();
+    const streams = [streamOf('act'), streamOf('recommend')];
+    for (let seed = 1; seed <= 50; seed++) for (const st of streams) for (let step = 0; step < 4000; step++) seen.add(keyOf(seed, st, step));
+    expect(seen.size).toBe(50 * 2 * 4000);
+    for (const k of seen) if (!(Number.isInteger(k) && k >= 0 && k < 2 ** 53)) throw new Error(`key ${k} out of range`);
+    // Steps past 2^32 stay distinct from their low bits.
+    expect(keyOf(1, 2, 2 ** 33 + 7)).not.toBe(keyOf(1, 2, 7));
+  });
+
+  it('the high bits of a key change every draw', () => {
+    const lo = 12345;
+    const k1 = lo;
+    const k2 = 2 ** 40 + lo;
+    let same = 0;
+    for (let i = 0; i < 1000; i++) if (uniform(k1, i) === uniform(k2, i)) same++;
+    expect(same).toBe(0);
+  });
+
   it('uniform passes a chi-square test on 64 bins for several keys', () => {
     for (const seed of [1, 2, 3, 99]) {
       const k = keyOf(seed, streamOf('chi'), 0);
