@@ -1,12 +1,13 @@
 /// <reference lib="dom" />
 /**
  * Browser tests of the dashboard: build the app with vite, write real runs with the CLI, serve them
- * with runner/serve.ts and drive Debian's Chromium (playwright-core, no download). Every panel must
- * draw the run's data (element counts and labels checked against the Arrow files read here with
- * flechette), the scrubber must change the step panels, and a page opened on `socsim run --serve`
- * must advance as steps finish.
+ * with runner/serve.ts and drive Chromium through playwright-core. Every panel must draw the run's
+ * data (element counts and labels checked against the Arrow files read here with flechette), the
+ * scrubber must change the step panels, and a page opened on `socsim run --serve` must advance as
+ * steps finish.
  *
- * Needs /usr/bin/chromium (`.ci/run` installs it); SOCSIM_CHROMIUM points elsewhere.
+ * The Chromium is the one inside the @sparticuz/chromium devDependency, so no system browser is
+ * needed; SOCSIM_CHROMIUM points elsewhere (viz/scripts/browser.ts has the order).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

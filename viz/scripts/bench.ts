@@ -13,10 +13,9 @@
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { buildDashboard } from '../build.ts';
 import { startServer } from '../../runner/serve.ts';
-import { CHROMIUM, launchBrowser } from './browser.ts';
+import { launchBrowser } from './browser.ts';
 
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
@@ -38,9 +37,11 @@ interface Probe {
   errors: string[];
 }
 const results: Array<{ first: number; scrub: number; marks: Record<string, number>; bytes: number }> = [];
+let chromium = '';
 try {
   for (let i = 0; i < runs; i++) {
     const browser = await launchBrowser();
+    chromium = `${browser.chromium.version} (${browser.chromium.source}: ${browser.chromium.path})`;
     try {
       const { page } = browser;
       await page.goto(server.url);
@@ -72,12 +73,6 @@ const stat = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { median: s[Math.floor((s.length - 1) / 2)]!, min: s[0]!, max: s.at(-1)! };
 };
-let chromium = '';
-try {
-  chromium = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-} catch {
-  chromium = CHROMIUM;
-}
 const marks: Record<string, ReturnType<typeof stat>> = {};
 for (const k of Object.keys(results[0]?.marks ?? {})) marks[k] = stat(results.map((r) => r.marks[k] ?? NaN));
 const report = {
