@@ -258,9 +258,9 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
         push('prompt_hash', rs[0]?.key ?? '');
         push('reason', valid[0]?.parsed.reason ?? '');
         push('example_post', valid[0]?.parsed.example ?? '');
-        // The provider that produced the replies: a replay reproduces the recorded run's rows
-        // exactly (the manifest says that the run was a replay).
-        push('provider', 'openai');
+        // The provider that served this run: `replay` in a replay, whose rows are otherwise the
+        // recorded run's, column for column.
+        push('provider', o.client.provider);
         push('model', o.client.model);
       });
       if (out && chosen.length) {

@@ -4,10 +4,11 @@
  * and fails clearly on a miss. (The default `heuristic` policy makes no calls at all.) Transport
  * failures (HTTP 429 and 5xx, timeouts, refused connections, broken bodies) are retried with
  * exponential backoff, honouring Retry-After, then reported as a failure kind; nothing throws.
+ * Failures are logged for replay but never served from the cache (see cache.ts).
  */
 import OpenAI from 'openai';
 import { InputError } from '../sim-core/errors.ts';
-import { cacheKey, type CacheEntry, type LlmCache } from './cache.ts';
+import { cacheKey, type CacheEntry, type LlmCache, type ReplayLog } from './cache.ts';
 import type { FailureKind } from './reply.ts';
 
 export interface Message {
@@ -83,9 +84,11 @@ export function createOpenAiClient(o: OpenAiOptions): LlmClient {
     model: o.model,
     async call(req) {
       const key = cacheKey({ model: o.model, messages: req.messages, temperature: req.temperature, maxTokens: req.maxTokens, sample: req.sample, attempt: req.attempt });
+      // What the cache's entries record about the call (a replay takes the settings from them).
+      const request = { key, model: o.model, temperature: req.temperature, max_tokens: req.maxTokens, sample: req.sample, attempt: req.attempt };
       const hit = o.cache.get(key);
       if (hit) {
-        o.cache.put({ ...hit, cache_hit: true });
+        o.cache.served({ ...hit, ...request });
         return fromEntry(hit, true);
       }
       let last: ReturnType<typeof classify> = { failure: 'connection', detail: '' };
@@ -100,15 +103,14 @@ export function createOpenAiClient(o: OpenAiOptions): LlmClient {
             seed: req.sample,
           });
           const entry: CacheEntry = {
-            key,
-            model: o.model,
+            ...request,
             text: r.choices?.[0]?.message?.content ?? '',
             latency_ms: Math.round(performance.now() - t0),
             prompt_tokens: r.usage?.prompt_tokens ?? 0,
             completion_tokens: r.usage?.completion_tokens ?? 0,
             cache_hit: false,
           };
-          o.cache.put(entry);
+          o.cache.record(entry);
           return fromEntry(entry, false);
         } catch (err) {
           last = classify(err);
@@ -117,8 +119,9 @@ export function createOpenAiClient(o: OpenAiOptions): LlmClient {
           await sleep(Math.min(60_000, last.retryMs ?? backoff));
         }
       }
-      const entry: CacheEntry = { key, model: o.model, failure: last.failure, latency_ms: Math.round(performance.now() - t0), prompt_tokens: 0, completion_tokens: 0, cache_hit: false };
-      o.cache.put(entry);
+      // Logged so that a replay fails the same way; the cache never serves it (cache.ts).
+      const entry: CacheEntry = { ...request, failure: last.failure, latency_ms: Math.round(performance.now() - t0), prompt_tokens: 0, completion_tokens: 0, cache_hit: false };
+      o.cache.record(entry);
       return { ...fromEntry(entry, false), detail: last.detail };
     },
   };
@@ -136,17 +139,20 @@ function fromEntry(e: CacheEntry, cacheHit: boolean): LlmResult {
   };
 }
 
-/** Serves a recorded cache; the recorded latency, tokens and cache-hit flag come back unchanged. */
-export function createReplayClient(model: string, cache: LlmCache): LlmClient {
+/**
+ * Serves a recorded run's log, failures included, in the order the run logged them; the recorded
+ * latency, tokens and cache-hit flag come back unchanged.
+ */
+export function createReplayClient(model: string, log: ReplayLog): LlmClient {
   return {
     provider: 'replay',
     model,
     async call(req) {
       const key = cacheKey({ model, messages: req.messages, temperature: req.temperature, maxTokens: req.maxTokens, sample: req.sample, attempt: req.attempt });
-      const e = cache.get(key);
+      const e = log.next(key);
       if (!e) {
         throw new InputError(
-          `--llm replay: no recorded response for this prompt (key ${key.slice(0, 12)}); the cache must come from a run of the same scenario, seed, parameters and model`,
+          `--llm replay: no recorded response for this prompt (key ${key.slice(0, 12)}); the cache must come from a run of the same scenario, seed, parameters and --llm-every, --llm-budget and --llm-retries`,
         );
       }
       return fromEntry(e, e.cache_hit);

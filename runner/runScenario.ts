@@ -144,6 +144,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     setup_seconds: 0,
     step_wall_ms: [],
     phase_wall_ms: {},
+    // The provider that served the run (`replay` for a replay) and the model and samples it used
+    // (a replay's come from its cache); `cache` is the cache replayed, or reused by `openai`.
     llm: llm
       ? { provider: llm.options.provider, model: llm.options.model, base_url: llm.options.baseURL ? redactUrl(llm.options.baseURL) : undefined, cache: llm.options.cacheFile, every: llm.options.every, budget: llm.options.budget, samples: llm.options.samples }
       : { provider: 'heuristic' },

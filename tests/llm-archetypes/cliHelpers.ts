@@ -61,6 +61,11 @@ export function runArgs(baseURL: string, out: string, extra: string[] = []): str
   return ['run', 'social-feed', '--agents', '3000', '--steps', '7', '--llm', 'openai', '--llm-base-url', baseURL, '--llm-every', '3', '--quiet', '--out', out, ...extra];
 }
 
+/** The arguments of a replay of a run made with `runArgs`: no server, no model, only the cache. */
+export function replayArgs(cache: string, out: string, extra: string[] = []): string[] {
+  return ['run', 'social-feed', '--agents', '3000', '--steps', '7', '--llm', 'replay', '--llm-cache', cache, '--llm-every', '3', '--quiet', '--out', out, ...extra];
+}
+
 export const DECISION_STEPS = [0, 3, 6];
 
 export type Columns = Record<string, unknown[]>;
@@ -177,6 +182,28 @@ export function listFiles(dir: string): string[] {
 }
 
 export const f32 = Math.fround;
+
+/**
+ * `replay` is an exact replay of the run in `recorded`: the same files, each byte for byte the
+ * same, except the manifest (timings, provider) and archetypes.arrow, which records the provider
+ * that served the run (`replay`); every other column of it is the same.
+ */
+export function expectReplayOf(recorded: string, replay: string): void {
+  const files = listFiles(recorded);
+  expect(listFiles(replay)).toEqual(files);
+  expect(files).toEqual(expect.arrayContaining(['archetypes.arrow', 'metrics.arrow', 'posts.arrow', 'graph.arrow', 'llm-cache.jsonl', 'agents/step-000007.arrow']));
+  for (const f of files) {
+    if (f === 'manifest.json' || f === 'archetypes.arrow') continue;
+    expect(fs.readFileSync(path.join(recorded, f)).equals(fs.readFileSync(path.join(replay, f))), f).toBe(true);
+  }
+  const a = readArrow(path.join(recorded, 'archetypes.arrow'));
+  const b = readArrow(path.join(replay, 'archetypes.arrow'));
+  expect(b.rows).toBe(a.rows);
+  expect(Object.keys(b.cols)).toEqual(Object.keys(a.cols));
+  for (const c of Object.keys(a.cols)) if (c !== 'provider') expect(b.cols[c], c).toEqual(a.cols[c]);
+  expect(new Set(b.cols.provider)).toEqual(new Set(a.rows ? ['replay'] : []));
+  expect(JSON.parse(fs.readFileSync(path.join(replay, 'manifest.json'), 'utf8')).llm.provider).toBe('replay');
+}
 
 /** The CLI run exited 0, by itself, with nothing on stderr. */
 export function expectOk(r: CliResult): void {

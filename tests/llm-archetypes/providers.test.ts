@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../../sim-core/errors.ts';
-import { cacheKey, LlmCache } from '../../llm-archetypes/cache.ts';
+import { cacheKey, LlmCache, ReplayLog } from '../../llm-archetypes/cache.ts';
 import { createOpenAiClient, createReplayClient, probeServer, retryAfterMs, type LlmRequest } from '../../llm-archetypes/providers.ts';
 import { ok, queue, refusedBaseURL, replyObject, startFakeServer, type FakeServer } from './fakeServer.ts';
 
@@ -231,19 +231,48 @@ describe('createOpenAiClient against a fake OpenAI-compatible server', () => {
     expect(server.requests).toHaveLength(5);
   });
 
-  it('caches failures too: a repeated call that failed fails again without a server hit', async () => {
+  it('never serves a failure from the cache: a repeated call that failed goes to the server again', async () => {
     server.setScript(() => e500);
-    const { c } = client({ retries: 1 });
+    const file = path.join(tmp, 'failures.jsonl');
+    const { c, cache } = client({ retries: 1 });
+    cache.recordTo(file);
     const req = request();
     const a = await c.call(req);
     expect(a.failure).toBe('http_5xx');
     expect(server.requests).toHaveLength(2);
-    server.setScript(() => ok(content));
+    server.setScript(() => ok(content, { promptTokens: 11, completionTokens: 4 }));
     const b = await c.call(req);
-    expect(b.failure).toBe('http_5xx');
-    expect(b.cacheHit).toBe(true);
-    expect(b.text).toBeUndefined();
-    expect(server.requests).toHaveLength(2);
+    expect(b.failure).toBe('');
+    expect(b.cacheHit).toBe(false);
+    expect(b.text).toBe(content);
+    expect(server.requests).toHaveLength(3);
+    const hit = await c.call(req);
+    expect(hit.cacheHit).toBe(true);
+    expect(server.requests).toHaveLength(3);
+    cache.close();
+    // The run's log keeps both outcomes in order (the hit adds nothing); a replay serves the
+    // failure, then the reply, then the reply as a cache hit, as the live run did.
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((e) => e.failure ?? e.text)).toEqual(['http_5xx', content]);
+    const replay = createReplayClient('fake-model', ReplayLog.load(file));
+    const strip = ({ detail: _, ...r }: Awaited<ReturnType<typeof c.call>>) => r;
+    expect(await replay.call(req)).toEqual(strip(a));
+    expect(await replay.call(req)).toEqual(strip(b));
+    expect(await replay.call(req)).toEqual(strip(hit));
+  });
+
+  it('a reused cache file serves its replies as hits and never its failures', async () => {
+    const file = path.join(tmp, 'reused.jsonl');
+    const [good, bad] = [request(), request()];
+    const entry = (r: LlmRequest, o: object) => ({ key: cacheKey({ model: 'fake-model', ...r }), model: 'fake-model', latency_ms: 5, prompt_tokens: 3, completion_tokens: 2, cache_hit: false, ...o });
+    fs.writeFileSync(file, [entry(good, { text: 'cached reply' }), entry(bad, { failure: 'timeout', prompt_tokens: 0, completion_tokens: 0 })].map((e) => JSON.stringify(e)).join('\n') + '\n');
+    server.setScript(() => ok('fresh reply'));
+    const { c } = client({ cache: LlmCache.load(file) });
+    const g = await c.call(good);
+    expect(g).toMatchObject({ text: 'cached reply', cacheHit: true, latencyMs: 5 });
+    const b = await c.call(bad);
+    expect(b).toMatchObject({ text: 'fresh reply', cacheHit: false, failure: '' });
+    expect(server.requests).toHaveLength(1);
   });
 
   it('records to a JSON-lines file that a replay client serves exactly; a replay miss is an InputError', async () => {
@@ -261,7 +290,7 @@ describe('createOpenAiClient against a fake OpenAI-compatible server', () => {
     const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(3);
     expect(fs.readFileSync(file, 'utf8')).not.toContain(KEY);
-    const replay = createReplayClient('fake-model', LlmCache.load(file));
+    const replay = createReplayClient('fake-model', ReplayLog.load(file));
     expect(replay.provider).toBe('replay');
     for (let i = 0; i < reqs.length; i++) {
       const r = await replay.call(reqs[i]);
@@ -272,10 +301,10 @@ describe('createOpenAiClient against a fake OpenAI-compatible server', () => {
     await expect(replay.call(request())).rejects.toThrow(InputError);
     await expect(replay.call(request())).rejects.toThrow(/no recorded response/);
     // Another model name gives other keys: a miss.
-    await expect(createReplayClient('other', LlmCache.load(file)).call(reqs[0])).rejects.toThrow(/no recorded response/);
+    await expect(createReplayClient('other', ReplayLog.load(file)).call(reqs[0])).rejects.toThrow(/no recorded response/);
   });
 
-  it('LlmCache.load rejects a missing file and names the damaged line', () => {
+  it('LlmCache.load and ReplayLog.load reject a missing file and name the damaged line', () => {
     expect(() => LlmCache.load(path.join(tmp, 'nope.jsonl'))).toThrow(InputError);
     expect(() => LlmCache.load(path.join(tmp, 'nope.jsonl'))).toThrow(/cannot read LLM cache/);
     const bad = path.join(tmp, 'bad.jsonl');
@@ -283,6 +312,8 @@ describe('createOpenAiClient against a fake OpenAI-compatible server', () => {
     expect(() => LlmCache.load(bad)).toThrow(/line 3/);
     fs.writeFileSync(bad, '{"model": "m"}\n');
     expect(() => LlmCache.load(bad)).toThrow(/line 1/);
+    expect(() => ReplayLog.load(bad)).toThrow(/line 1/);
+    expect(() => ReplayLog.load(path.join(tmp, 'nope.jsonl'))).toThrow(/cannot read LLM cache/);
   });
 });
 

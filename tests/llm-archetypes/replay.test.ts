@@ -1,14 +1,15 @@
 /**
  * Exact replay through the real CLI: a run recorded against a fake server (with failures and
  * retried replies in it) is reproduced byte for byte by `--llm replay` with no server at all, with
- * 1 or 2 threads; a replay that asks for an unrecorded prompt, or has no cache, fails with exit 2.
+ * 1 or 2 threads (archetypes.arrow all but its provider column, which says `replay`); a replay that
+ * asks for an unrecorded prompt, or has no cache, fails with exit 2.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok, startFakeServer, type Script } from './fakeServer.ts';
-import { archetypeOf, archetypeRows, childEnv, DECISION_STEPS, listFiles, metrics, PERSONAS, personaReply, runArgs, SECRET, socsim, type CliResult } from './cliHelpers.ts';
+import { archetypeOf, archetypeRows, childEnv, DECISION_STEPS, expectReplayOf, metrics, PERSONAS, personaReply, replayArgs, runArgs, SECRET, socsim, type CliResult } from './cliHelpers.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-llm-replay-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -34,20 +35,7 @@ function expectOk(r: CliResult) {
   expect(r.code, r.stderr).toBe(0);
 }
 
-/** Both directories hold the same files with the same bytes, except the manifest (timings). */
-function expectSameFiles(a: string, b: string) {
-  const fa = listFiles(a);
-  expect(listFiles(b)).toEqual(fa);
-  expect(fa).toEqual(expect.arrayContaining(['archetypes.arrow', 'metrics.arrow', 'posts.arrow', 'graph.arrow', 'llm-cache.jsonl', 'agents/step-000007.arrow']));
-  for (const f of fa) {
-    if (f === 'manifest.json') continue;
-    expect(fs.readFileSync(path.join(a, f)).equals(fs.readFileSync(path.join(b, f))), f).toBe(true);
-  }
-}
-
-const replayArgs = (cache: string, dir: string, extra: string[] = []) => [
-  'run', 'social-feed', '--agents', '3000', '--steps', '7', '--llm', 'replay', '--llm-cache', cache, '--llm-every', '3', '--quiet', '--out', dir, ...SEED, ...extra,
-];
+const replay = (cache: string, dir: string, extra: string[] = []) => replayArgs(cache, dir, [...SEED, ...extra]);
 
 describe('--llm replay reproduces a recorded run exactly, offline', () => {
   let recorded: CliResult;
@@ -81,11 +69,11 @@ describe('--llm replay reproduces a recorded run exactly, offline', () => {
     expect(cache).not.toContain(SECRET);
   });
 
-  it('a replay with no server writes byte-identical Arrow files and cache (1 thread)', async () => {
+  it('a replay with no server writes the same files byte for byte, archetypes.arrow all but its provider column (1 thread)', async () => {
     const dir = out('replay1');
-    const r = await socsim(replayArgs(path.join(REC, 'llm-cache.jsonl'), dir), childEnv());
+    const r = await socsim(replay(path.join(REC, 'llm-cache.jsonl'), dir), childEnv());
     expectOk(r);
-    expectSameFiles(REC, dir);
+    expectReplayOf(REC, dir);
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect(manifest.status).toBe('completed');
     expect(manifest.llm.provider).toBe('replay');
@@ -93,13 +81,13 @@ describe('--llm replay reproduces a recorded run exactly, offline', () => {
 
   it('a replay with 2 threads is byte-identical too (prompts do not depend on the thread count)', async () => {
     const dir = out('replay2');
-    const r = await socsim(replayArgs(path.join(REC, 'llm-cache.jsonl'), dir, ['--threads', '2']), childEnv());
+    const r = await socsim(replay(path.join(REC, 'llm-cache.jsonl'), dir, ['--threads', '2']), childEnv());
     expectOk(r);
-    expectSameFiles(REC, dir);
+    expectReplayOf(REC, dir);
   });
 
   it('a replay with another seed misses the cache: exit 2 with a clear message', async () => {
-    const r = await socsim(replayArgs(path.join(REC, 'llm-cache.jsonl'), out('replay-seed'), ['--seed', '6']), childEnv());
+    const r = await socsim(replay(path.join(REC, 'llm-cache.jsonl'), out('replay-seed'), ['--seed', '6']), childEnv());
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/--llm replay: no recorded response for this prompt/);
     expect(r.stderr).toMatch(/same scenario, seed/);
@@ -107,14 +95,14 @@ describe('--llm replay reproduces a recorded run exactly, offline', () => {
   });
 
   it('a replay whose parameters differ (--llm-every) misses the cache too', async () => {
-    const r = await socsim(replayArgs(path.join(REC, 'llm-cache.jsonl'), out('replay-every'), ['--llm-every', '2']), childEnv());
+    const r = await socsim(replay(path.join(REC, 'llm-cache.jsonl'), out('replay-every'), ['--llm-every', '2']), childEnv());
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/no recorded response/);
   });
 
   it('a missing or damaged cache file, or none given, is exit 2 before anything is built', async () => {
     const dir = out('replay-missing');
-    const missing = await socsim(replayArgs(path.join(tmp, 'no-such-cache.jsonl'), dir), childEnv());
+    const missing = await socsim(replay(path.join(tmp, 'no-such-cache.jsonl'), dir), childEnv());
     expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toMatch(/cannot read LLM cache .*no-such-cache\.jsonl/);
     expect(fs.existsSync(path.join(dir, 'manifest.json'))).toBe(false);
@@ -122,42 +110,48 @@ describe('--llm replay reproduces a recorded run exactly, offline', () => {
     const lines = fs.readFileSync(path.join(REC, 'llm-cache.jsonl'), 'utf8').split('\n');
     lines[2] = lines[2].slice(0, 20);
     fs.writeFileSync(damaged, lines.join('\n'));
-    const bad = await socsim(replayArgs(damaged, dir), childEnv());
+    const bad = await socsim(replay(damaged, dir), childEnv());
     expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toMatch(/damaged\.jsonl line 3: not a cache entry/);
     expect(fs.existsSync(path.join(dir, 'manifest.json'))).toBe(false);
-    const none = await socsim(replayArgs('x', dir).filter((a, i, all) => a !== '--llm-cache' && all[i - 1] !== '--llm-cache'), childEnv());
+    const none = await socsim(replay('x', dir).filter((a, i, all) => a !== '--llm-cache' && all[i - 1] !== '--llm-cache'), childEnv());
     expect(none.code, none.stderr).toBe(2);
     expect(none.stderr).toMatch(/--llm replay needs --llm-cache FILE/);
     expect(fs.existsSync(path.join(dir, 'manifest.json'))).toBe(false);
   });
 
-  it('--llm openai with --llm-cache of a recorded run calls the server for nothing, and that run replays exactly too', async () => {
+  it('--llm openai with --llm-cache of a recorded run calls the server only for the calls that failed, and that run replays exactly too', async () => {
     const server = await startFakeServer(mixed);
     const dir = out('reuse');
     let r: CliResult;
+    let asked: string[] = [];
     try {
       r = await socsim(runArgs(server.baseURL, dir, [...SEED, '--llm-cache', path.join(REC, 'llm-cache.jsonl')]));
       expect(server.probes).toHaveLength(1);
-      expect(server.requests).toHaveLength(0);
+      asked = server.requests.map((q) => q.persona);
     } finally {
       await server.close();
     }
     expectOk(r);
+    // The HTTP 400s were never cached: those prompts (18 "left" archetypes a round) went to the
+    // server again, and failed again; every reply was served from the cache.
+    expect(asked).toHaveLength(3 * 18);
+    for (const persona of asked) expect(persona).toContain('politically left,');
     const m = metrics(dir);
     for (const s of DECISION_STEPS) {
-      expect(m.llm_cache_hits[s]).toBe(m.llm_calls[s]);
       expect(m.llm_calls[s]).toBe(108);
+      expect(m.llm_cache_hits[s]).toBe(108 - 18);
+      expect(m.llm_failures[s]).toBe(18);
     }
-    for (const row of archetypeRows(dir)) expect(row.cache_hit).toBe(1);
+    for (const row of archetypeRows(dir)) expect(row.cache_hit).toBe(PERSONAS[row.archetype].includes('politically left,') ? 0 : 1);
     // Same simulation as the recorded run: the served replies are the recorded ones.
     for (const f of ['posts.arrow', 'graph-end.arrow', 'agents/step-000007.arrow']) {
       expect(fs.readFileSync(path.join(dir, f)).equals(fs.readFileSync(path.join(REC, f))), f).toBe(true);
     }
     // Replaying this run gives its own files back, cache hits included.
     const again = out('reuse-replay');
-    const p = await socsim(replayArgs(path.join(dir, 'llm-cache.jsonl'), again), childEnv());
+    const p = await socsim(replay(path.join(dir, 'llm-cache.jsonl'), again), childEnv());
     expectOk(p);
-    expectSameFiles(dir, again);
+    expectReplayOf(dir, again);
   });
 });
