@@ -1,0 +1,125 @@
+/**
+ * Bytes of a text edge list, plain or gzip-compressed, handed to a parser in chunks that end at a
+ * line break (a UTF-8 BOM is dropped; a last line without '\n' gets one). Read in chunks of a
+ * fixed size, so files of many GiB work; a line longer than a chunk grows the buffer.
+ */
+import { closeSync, createReadStream, readSync } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+import { InputError } from '../sim-core/errors.ts';
+import { oneLine, unreadable } from './edgeErrors.ts';
+
+export interface ByteSource {
+  read(buf: Buffer, offset: number, length: number): number | Promise<number>;
+  close(): void;
+}
+
+export function fileSource(path: string, fd: number): ByteSource {
+  let pos = 0;
+  return {
+    read(buf, offset, length) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, offset, length, pos);
+      } catch (err) {
+        throw unreadable(path, err);
+      }
+      pos += n;
+      return n;
+    },
+    close() {
+      closeSync(fd);
+    },
+  };
+}
+
+export function gzipSource(path: string): ByteSource {
+  const raw = createReadStream(path);
+  const gz = createGunzip();
+  raw.on('error', (err) => gz.destroy(err));
+  raw.pipe(gz);
+  const it = gz[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let pending: Buffer | null = null;
+  let pendingOff = 0;
+  return {
+    async read(buf, offset, length) {
+      let written = 0;
+      while (written < length) {
+        if (pending === null || pendingOff >= pending.length) {
+          let r: IteratorResult<Buffer>;
+          try {
+            r = await it.next();
+          } catch (err) {
+            throw new InputError(
+              `cannot read edge list ${path}: gzip data is damaged (${oneLine((err as Error).message)}); re-download or re-compress the file`,
+            );
+          }
+          if (r.done) break;
+          pending = r.value;
+          pendingOff = 0;
+          continue;
+        }
+        const k = Math.min(length - written, pending.length - pendingOff);
+        pending.copy(buf, offset + written, pendingOff, pendingOff + k);
+        pendingOff += k;
+        written += k;
+      }
+      return written;
+    },
+    close() {
+      raw.destroy();
+      gz.destroy();
+    },
+  };
+}
+
+/**
+ * Reads the whole source (and closes it), calling `parse(u8, buf, end)` for each run of complete
+ * lines buf[0, end) (u8 views the same bytes; buf[end-1] is '\n'). Stops early, returning false,
+ * when `parse` returns false.
+ */
+export async function readLines(
+  source: ByteSource,
+  chunkBytes: number,
+  parse: (u8: Uint8Array, buf: Buffer, end: number) => boolean,
+): Promise<boolean> {
+  let buf = Buffer.allocUnsafe(chunkBytes + 1);
+  let u8 = new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
+  let carry = 0;
+  let first = true;
+  try {
+    for (;;) {
+      const r = source.read(buf, carry, buf.length - 1 - carry);
+      let n = typeof r === 'number' ? r : await r;
+      if (first && carry === 0 && n >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+        buf.copyWithin(0, 3, n);
+        n -= 3;
+      }
+      first = false;
+      if (n === 0) {
+        if (carry > 0) {
+          buf[carry] = 10;
+          return parse(u8, buf, carry + 1);
+        }
+        return true;
+      }
+      const end = carry + n;
+      const nl = buf.lastIndexOf(10, end - 1);
+      if (nl < 0) {
+        carry = end;
+        if (carry === buf.length - 1) {
+          // A single line longer than the buffer: double the buffer.
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, carry);
+          buf = bigger;
+          u8 = new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
+        }
+        continue;
+      }
+      if (!parse(u8, buf, nl + 1)) return false;
+      carry = end - nl - 1;
+      buf.copyWithin(0, nl + 1, end);
+    }
+  } finally {
+    source.close();
+  }
+}
