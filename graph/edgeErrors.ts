@@ -5,8 +5,12 @@
  */
 import { InputError } from '../sim-core/errors.ts';
 
+/** How node ids in a file are read: integers (the default) or names. */
+export type IdsMode = 'int' | 'name';
+
 export interface ReadConfig {
   path: string;
+  ids: IdsMode;
   /** Agent count when file ids are used as-is (0..agents-1); 0 when ids are renumbered. */
   agents: number;
   directed: boolean;
@@ -58,21 +62,27 @@ export function outOfRange(cfg: ReadConfig, where: string, id: number | string):
   );
 }
 
-export function notInteger(cfg: ReadConfig, where: string, token: string): InputError {
-  return new InputError(
-    `${cfg.path} ${where}: node id ${quoteSnippet(token)} is not an integer, but --agents ${cfg.agents} needs ids 0..${cfg.agents - 1}; drop --agents to number nodes from the file`,
-  );
+/** A field that is not a number at all (e.g. `alice`) where ids are read as integers. */
+export function notInteger(cfg: ReadConfig, where: string, token: string, column?: string): InputError {
+  const what = `node id ${quoteSnippet(token)}${column === undefined ? '' : ` in column ${JSON.stringify(column)}`} is not an integer`;
+  if (cfg.agents > 0) {
+    return new InputError(
+      `${cfg.path} ${where}: ${what}, but --agents ${cfg.agents} needs ids 0..${cfg.agents - 1}; drop --agents to number nodes from the file`,
+    );
+  }
+  const fix = where.startsWith('row') ? 'fix or drop the row' : 'fix or remove the line';
+  return new InputError(`${cfg.path} ${where}: ${what} (ids are read as integers); use --ids name if ids are names, or ${fix}`);
 }
 
 export function badNumber(cfg: ReadConfig, where: string, kind: number, token: string): InputError {
   if (kind === K_BIG) {
     return new InputError(
-      `${cfg.path} ${where}: node id ${token} is above 2^53-1 (${MAX_ID}); renumber the ids, or prefix them with a letter to load them as names`,
+      `${cfg.path} ${where}: node id ${token} is above 2^53-1 (${MAX_ID}); renumber the ids, or load them as names with --ids name`,
     );
   }
   const what = kind === K_NEG ? 'is negative' : 'is not an integer';
   const fix = where.startsWith('row') ? 'fix or drop the row' : 'fix or remove the line';
   return new InputError(
-    `${cfg.path} ${where}: node id ${token} ${what}; ids must be non-negative integers (plain digits) or names; ${fix}`,
+    `${cfg.path} ${where}: node id ${token} ${what}; integer ids must be plain digits (use --ids name to read every id as a name); ${fix}`,
   );
 }

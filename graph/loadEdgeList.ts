@@ -5,8 +5,8 @@
  * Formats (chosen by content, then extension):
  * - Arrow IPC (file or stream): extension `.arrow`, `.feather`, `.arrows`, `.ipc`, or the magic
  *   bytes `ARROW1` / a stream's 0xFFFFFFFF prefix. Columns `source`/`target`, else `src`/`dst`, else
- *   `from`/`to` (case-insensitive), else the first two columns. Integer columns (or float columns
- *   holding whole numbers) give numeric ids; utf8 / dictionary-of-utf8 columns give names.
+ *   `from`/`to` (case-insensitive), else the first two columns: integer, float (whole numbers) or
+ *   utf8 / dictionary-of-utf8 columns; under ids 'int' strings must be plain digits.
  * - gzip-compressed text (magic 1f 8b, e.g. SNAP's `.txt.gz`): decompressed while reading.
  * - Text: one edge per line, `source target [anything else]`. Fields are separated by a comma, a tab
  *   or runs of spaces/tabs (spaces around a comma are allowed); columns after the second (weights,
@@ -14,20 +14,23 @@
  *   "double-quoted". Blank lines and lines starting with `#` or `%` are skipped (they still count
  *   in line numbers). Read in chunks and parsed from bytes, so files of many GiB work.
  *
- * Token rules (each id token is judged on its own, so the result never depends on line order):
- * - plain digits (`0`, `42`, `007`) are integer ids; above 2^53-1 is an error;
- * - tokens that look like other numbers (`-3`, `3.5`, `1e6`, `+4`) are errors;
- * - anything else (`alice`, `u123`) is a name.
- * If every id in the file is an integer, ids are numeric: without `agents` they are remapped to
- * 0..n-1 in increasing numeric order (ids that already are 0..n-1 keep their values) and
- * `externalIds` (Float64Array) gives the original id of each dense id. If any id is a name, all ids
- * (digits included) are names, numbered in order of first appearance; `externalIds` is string[].
- * With `agents`, ids must be integers in 0..agents-1 and are used as-is (`externalIds` null).
+ * Ids (`ids`, the CLI's `--ids`; never guessed from the data):
+ * - 'int' (default): every id must be plain digits (`0`, `42`, `007`), at most 2^53-1. Any other
+ *   token is an error naming the file and line: `-3`, `3.5`, `1e6`, `+4` because they are not
+ *   non-negative integers, `alice` or `u123` with the hint to use `--ids name`. Without `agents`,
+ *   ids are renumbered to 0..n-1 in increasing numeric order (ids that already are 0..n-1 keep their
+ *   values) and `externalIds` (Float64Array) gives the original id of each dense id. With `agents`,
+ *   ids must be in 0..agents-1 and are used as-is (`externalIds` null).
+ * - 'name': every token is a name, digits included, taken as written (quotes removed); names are
+ *   numbered 0..n-1 in order of first appearance and `externalIds` is string[]. Not with `agents`.
  *
- * Header: the first non-comment line is skipped as a header when its first two fields are not both
- * integers and the file's ids are numeric (or `agents` is given). In a file of names it is skipped
- * only when both fields are column-like words (source/target, src/dst, from/to, node1/node2,
- * user_id, follower/followee, ...), since `alice bob` may be a real first edge.
+ * Header (text only): the first line that is not blank or a comment may be a header, and is
+ * skipped when
+ * - ids 'int': one of its first two fields is not a number at all (`source,target`,
+ *   `FromNodeId ToNodeId`, `1 alice`). A number that is not a valid id (`-3`) is an error there too.
+ * - ids 'name': both of its first two fields are column-like words (source/target, src/dst,
+ *   from/to, node1/node2, user_id, follower/followee, ...), since `alice bob` may be a real edge.
+ * Only that line: the same fields on any later line are an error ('int') or an edge ('name').
  *
  * Cleaning (directed and undirected alike): self loops are dropped; duplicate edges are dropped,
  * keeping the first occurrence in file order (directed: same src and dst; undirected: same pair in
@@ -41,15 +44,18 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { extname } from 'node:path';
 import { InputError } from '../sim-core/errors.ts';
 import type { DenseEdges } from './cleanEdges.ts';
-import { HARD_MAX_EDGES, I32_MAX, oneLine, unreadable, type ReadConfig } from './edgeErrors.ts';
+import { HARD_MAX_EDGES, I32_MAX, oneLine, unreadable, type IdsMode, type ReadConfig } from './edgeErrors.ts';
 import { readArrowEdges } from './readArrowEdges.ts';
 import { readTextEdges } from './readText.ts';
 import { fileSource, gzipSource } from './textSource.ts';
 
 export type EdgeList = DenseEdges;
+export type { IdsMode };
 
 export interface LoadEdgeListOptions {
-  /** Use file ids as agent ids; they must be integers in 0..agents-1. */
+  /** How ids are read: 'int' (default; any other token is an error) or 'name' (every token). */
+  ids?: IdsMode;
+  /** Use file ids as agent ids; they must be integers in 0..agents-1 (`ids: 'int'` only). */
   agents?: number;
   /** Default true. When false, (a,b) and (b,a) are the same edge (kept once, as first read). */
   directed?: boolean;
@@ -87,8 +93,18 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
   if (!(Number.isInteger(chunkBytes) && chunkBytes >= 8 && chunkBytes < 2 ** 30)) {
     throw new InputError(`chunkBytes must be an integer in 8..2^30, got ${options.chunkBytes}`);
   }
+  const ids = options.ids ?? 'int';
+  if (ids !== 'int' && ids !== 'name') {
+    throw new InputError(`ids must be "int" or "name" to load ${path}, got ${JSON.stringify(options.ids)}`);
+  }
+  if (ids === 'name' && options.agents !== undefined) {
+    throw new InputError(
+      `--ids name cannot be combined with --agents for ${path}: names are numbered 0..n-1 in order of first appearance; drop --agents, or use integer ids 0..agents-1 with --ids int`,
+    );
+  }
   const cfg: ReadConfig = {
     path,
+    ids,
     agents,
     directed: options.directed ?? true,
     maxEdges: Math.min(maxEdges, HARD_MAX_EDGES),
@@ -140,23 +156,8 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
   }
   if (headLen >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
     closeSync(fd);
-    return readTextEdges(cfg, () => gzipSource(path), size * 4);
+    return readTextEdges(cfg, gzipSource(path), size * 4);
   }
-  let first = true;
-  return readTextEdges(
-    cfg,
-    () => {
-      if (!first) {
-        try {
-          fd = openSync(path, 'r');
-        } catch (err) {
-          throw unreadable(path, err);
-        }
-      }
-      first = false;
-      return fileSource(path, fd);
-    },
-    size,
-  );
+  return readTextEdges(cfg, fileSource(path, fd), size);
 }
 

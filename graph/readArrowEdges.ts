@@ -1,8 +1,9 @@
 /**
  * Arrow IPC edge lists (file or stream format). Columns `source`/`target`, else `src`/`dst`, else
- * `from`/`to` (case-insensitive), else the first two columns. Integer columns (or float columns
- * holding whole numbers) give numeric ids; utf8 / dictionary-of-utf8 columns give names. Errors
- * name the 1-based row.
+ * `from`/`to` (case-insensitive), else the first two columns; integer, float, utf8 or
+ * dictionary-of-utf8. `ids: 'int'`: integer columns, float columns holding whole numbers, and
+ * string columns holding plain digits give integer ids. `ids: 'name'`: every id is a name (numbers
+ * as their decimal text). Errors name the 1-based row.
  */
 import { DataType, Precision, tableFromIPC } from 'apache-arrow';
 import type { Table as ArrowTable, Vector } from 'apache-arrow';
@@ -100,18 +101,9 @@ export function readArrowEdges(cfg: ReadConfig, bytes: Uint8Array): DenseEdges {
     }
   }
 
-  if (sk === 'string' || tk === 'string') {
+  if (cfg.ids === 'name') {
     const sa = columnStrings(sv, sk, m);
     const ta = columnStrings(tv, tk, m);
-    if (cfg.agents > 0) {
-      const src = new Int32Array(m);
-      const dst = new Int32Array(m);
-      for (let r = 0; r < m; r++) {
-        src[r] = agentIdFromString(cfg, r, sa[r]);
-        dst[r] = agentIdFromString(cfg, r, ta[r]);
-      }
-      return cleanEdges(src, dst, m, cfg.agents, null, cfg.directed);
-    }
     const names = new NameTable();
     const src = new Int32Array(m);
     const dst = new Int32Array(m);
@@ -127,8 +119,8 @@ export function readArrowEdges(cfg: ReadConfig, bytes: Uint8Array): DenseEdges {
     return cleanEdges(src, dst, m, names.n, names.names, cfg.directed);
   }
 
-  const rs = columnNumbers(cfg, sv, m);
-  const rt = columnNumbers(cfg, tv, m);
+  const rs = sk === 'string' ? columnDigits(cfg, sv, sName, m) : columnNumbers(cfg, sv, m);
+  const rt = tk === 'string' ? columnDigits(cfg, tv, tName, m) : columnNumbers(cfg, tv, m);
   let maxId = -1;
   for (let r = 0; r < m; r++) {
     if (rs[r] > maxId) maxId = rs[r];
@@ -152,8 +144,8 @@ export function readArrowEdges(cfg: ReadConfig, bytes: Uint8Array): DenseEdges {
   return cleanEdges(r.src, r.dst, m, r.ids.length, r.ids, cfg.directed);
 }
 
+/** Any column -> its values as names (numbers as decimal text). */
 function columnStrings(vec: Vector, kind: ColumnKind, m: number): string[] {
-  // Integer columns paired with a string column become names too (decimal text).
   const out: string[] = new Array(m);
   let r = 0;
   if (kind === 'string') for (const v of vec) out[r++] = v as string;
@@ -161,14 +153,24 @@ function columnStrings(vec: Vector, kind: ColumnKind, m: number): string[] {
   return out;
 }
 
-function agentIdFromString(cfg: ReadConfig, r: number, s: string): number {
-  if (!/^\d+$/.test(s)) {
-    if (/^-\d+$/.test(s)) throw badNumber(cfg, `row ${r + 1}`, K_NEG, s);
-    throw notInteger(cfg, `row ${r + 1}`, s);
+/** String column of plain digits -> Float64Array of validated ids (`ids: 'int'`). */
+function columnDigits(cfg: ReadConfig, vec: Vector, column: string, m: number): Float64Array {
+  const out = new Float64Array(m);
+  let r = 0;
+  for (const v of vec) {
+    const s = v as string;
+    const where = `row ${r + 1}`;
+    if (/^\d+$/.test(s)) {
+      const x = Number(s);
+      if (x > MAX_ID) throw badNumber(cfg, where, K_BIG, s);
+      out[r++] = x;
+    } else if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s)) {
+      throw badNumber(cfg, where, s.startsWith('-') ? K_NEG : K_FRAC, s);
+    } else {
+      throw notInteger(cfg, where, s, column);
+    }
   }
-  const v = Number(s);
-  if (v >= cfg.agents) throw outOfRange(cfg, `row ${r + 1}`, s);
-  return v;
+  return out;
 }
 
 /** Numeric column -> Float64Array of validated ids (non-negative integers <= 2^53-1). */

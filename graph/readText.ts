@@ -3,6 +3,16 @@
  * fields). Blank lines and lines starting with `#` or `%` are skipped (they still count in line
  * numbers). Parsed from bytes: lines of two plain integers take a fast path; everything else goes
  * through the general line parser.
+ *
+ * `ids: 'int'`: every id must be plain digits (0..2^53-1). The first data line (the first line that
+ * is not blank or a comment) is skipped as a header when one of its first two fields is not a
+ * number at all (e.g. `source,target`, `FromNodeId ToNodeId`); anywhere else such a field is an
+ * error that names the line and suggests `--ids name`. Negative, fractional or exponent numbers are
+ * errors on every line, the first included.
+ * `ids: 'name'`: every field is a name, digits included, taken as written (quotes removed). The
+ * first data line is skipped as a header only when both of its fields are column-like words
+ * (source/target, src/dst, from/to, node1/node2, user_id, follower/followee, ...), since a line
+ * such as `alice bob` may be a real first edge.
  */
 import { InputError } from '../sim-core/errors.ts';
 import { cleanEdges, type DenseEdges } from './cleanEdges.ts';
@@ -73,20 +83,12 @@ class EdgeBuffer {
     this.src = this.resize(this.src, this.src.length);
     this.dst = this.resize(this.dst, this.dst.length);
   }
-
-  reset(): void {
-    this.m = 0;
-    if (this.wide) {
-      this.wide = false;
-      this.src = new Int32Array(this.src.length);
-      this.dst = new Int32Array(this.dst.length);
-    }
-  }
 }
 
 class TextParser {
   readonly edges: EdgeBuffer;
-  names: NameTable | null = null;
+  /** The names read so far (`ids: 'name'`); null when ids are integers. */
+  readonly names: NameTable | null;
   /** Lines fully consumed so far (the current line is line + 1). */
   line = 0;
   /** Whether a data line (edge or header) has been seen: only the first can be a header. */
@@ -113,31 +115,21 @@ class TextParser {
   ) {
     this.edges = new EdgeBuffer(cfg, initialEdges);
     this.fastLimit = cfg.agents > 0 ? cfg.agents - 1 : I32_MAX;
+    this.names = cfg.ids === 'name' ? new NameTable() : null;
   }
 
-  switchToNames(): void {
-    this.names = new NameTable();
-    this.edges.reset();
-    this.line = 0;
-    this.seenData = false;
-    this.maxId = -1;
-  }
-
-  /**
-   * Parses the complete lines in u8[i, end) (u8[end-1] is '\n'). Returns false when a name was
-   * found in a numeric file: the caller restarts from the beginning in name mode.
-   */
-  run(u8: Uint8Array, buf: Buffer, i: number, end: number): boolean {
+  /** Parses the complete lines in u8[i, end) (u8[end-1] is '\n'). */
+  run(u8: Uint8Array, buf: Buffer, i: number, end: number): void {
     if (this.names !== null) {
       while (i < end) i = this.slowLine(u8, buf, i);
       this.flush(u8, buf);
-      return true;
+      return;
     }
-    return this.runNumeric(u8, buf, i, end);
+    this.runNumeric(u8, buf, i, end);
   }
 
   /** Fast path for `digits SEP digits [SEP ...] [\r] \n`; anything else goes to slowLine. */
-  private runNumeric(u8: Uint8Array, buf: Buffer, i: number, end: number): boolean {
+  private runNumeric(u8: Uint8Array, buf: Buffer, i: number, end: number): void {
     const eb = this.edges;
     let src = eb.src;
     let dst = eb.dst;
@@ -189,9 +181,7 @@ class TextParser {
       eb.m = m;
       this.line = line;
       this.maxId = maxId;
-      const next = this.slowLine(u8, buf, i);
-      if (next < 0) return false;
-      i = next;
+      i = this.slowLine(u8, buf, i);
       src = eb.src;
       dst = eb.dst;
       cap = src.length;
@@ -203,10 +193,9 @@ class TextParser {
     eb.m = m;
     this.line = line;
     this.maxId = maxId;
-    return true;
   }
 
-  /** General parser for one line starting at ls; returns the next line's start, or -1 (restart). */
+  /** General parser for one line starting at ls; returns the next line's start. */
   private slowLine(u8: Uint8Array, buf: Buffer, ls: number): number {
     const nl = buf.indexOf(10, ls);
     let e = nl;
@@ -230,12 +219,6 @@ class TextParser {
         `${cfg.path} ${where}: expected two node ids separated by comma, tab or spaces, got ${text}; fix or remove the line`,
       );
     }
-    const k1 = tok.x1 ? K_NAME : tok.classify(u8, tok.s1, tok.e1);
-    const v1 = tok.val;
-    const k2 = tok.x2 ? K_NAME : tok.classify(u8, tok.s2, tok.e2);
-    const v2 = tok.val;
-    if (k1 >= K_NEG) throw badNumber(cfg, where, k1, buf.toString('utf8', tok.s1, tok.e1));
-    if (k2 >= K_NEG) throw badNumber(cfg, where, k2, buf.toString('utf8', tok.s2, tok.e2));
     const firstDataLine = !this.seenData && this.edges.m === 0; // fast-path lines only add edges
     this.seenData = true;
     const eb = this.edges;
@@ -257,13 +240,18 @@ class TextParser {
       return nl + 1;
     }
 
+    const k1 = tok.x1 ? K_NAME : tok.classify(u8, tok.s1, tok.e1);
+    const v1 = tok.val;
+    const k2 = tok.x2 ? K_NAME : tok.classify(u8, tok.s2, tok.e2);
+    const v2 = tok.val;
+    if (k1 >= K_NEG) throw badNumber(cfg, where, k1, buf.toString('utf8', tok.s1, tok.e1));
+    if (k2 >= K_NEG) throw badNumber(cfg, where, k2, buf.toString('utf8', tok.s2, tok.e2));
     if (k1 !== K_INT || k2 !== K_INT) {
       if (firstDataLine) {
-        this.line = lineNo;
+        this.line = lineNo; // the header line
         return nl + 1;
       }
-      if (cfg.agents > 0) throw notInteger(cfg, where, tok.text(buf, k1 !== K_INT ? 1 : 2));
-      return -1;
+      throw notInteger(cfg, where, tok.text(buf, k1 !== K_INT ? 1 : 2));
     }
     if (cfg.agents > 0) {
       if (v1 >= cfg.agents) throw outOfRange(cfg, where, v1);
@@ -342,19 +330,10 @@ class TextParser {
   }
 }
 
-/**
- * Reads a text edge list from `open()` (called a second time when a name turns up after numeric
- * ids: the file is read again with every id as a name). `sizeHint`: bytes of text, for the
- * initial edge capacity.
- */
-export async function readTextEdges(cfg: ReadConfig, open: () => ByteSource, sizeHint: number): Promise<DenseEdges> {
+/** Reads a text edge list from `source`. `sizeHint`: bytes of text, for the initial edge capacity. */
+export async function readTextEdges(cfg: ReadConfig, source: ByteSource, sizeHint: number): Promise<DenseEdges> {
   const parser = new TextParser(cfg, Math.min(Math.max(1024, Math.floor(sizeHint / 12)), 1 << 26));
-  const parse = (u8: Uint8Array, buf: Buffer, end: number) => parser.run(u8, buf, 0, end);
-  if (!(await readLines(open(), cfg.chunkBytes, parse))) {
-    // A name appeared after numeric ids: read again from the start with every id as a name.
-    parser.switchToNames();
-    await readLines(open(), cfg.chunkBytes, parse);
-  }
+  await readLines(source, cfg.chunkBytes, (u8, buf, end) => parser.run(u8, buf, 0, end));
   const eb = parser.edges;
   if (eb.m === 0) {
     const lines = parser.line;

@@ -74,14 +74,13 @@ export function gzipSource(path: string): ByteSource {
 
 /**
  * Reads the whole source (and closes it), calling `parse(u8, buf, end)` for each run of complete
- * lines buf[0, end) (u8 views the same bytes; buf[end-1] is '\n'). Stops early, returning false,
- * when `parse` returns false.
+ * lines buf[0, end) (u8 views the same bytes; buf[end-1] is '\n').
  */
 export async function readLines(
   source: ByteSource,
   chunkBytes: number,
-  parse: (u8: Uint8Array, buf: Buffer, end: number) => boolean,
-): Promise<boolean> {
+  parse: (u8: Uint8Array, buf: Buffer, end: number) => void,
+): Promise<void> {
   let buf = Buffer.allocUnsafe(chunkBytes + 1);
   let u8 = new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
   let carry = 0;
@@ -98,9 +97,9 @@ export async function readLines(
       if (n === 0) {
         if (carry > 0) {
           buf[carry] = 10;
-          return parse(u8, buf, carry + 1);
+          parse(u8, buf, carry + 1);
         }
-        return true;
+        return;
       }
       const end = carry + n;
       const nl = buf.lastIndexOf(10, end - 1);
@@ -115,7 +114,7 @@ export async function readLines(
         }
         continue;
       }
-      if (!parse(u8, buf, nl + 1)) return false;
+      parse(u8, buf, nl + 1);
       carry = end - nl - 1;
       buf.copyWithin(0, nl + 1, end);
     }

@@ -25,5 +25,8 @@ describe('loadEdgeList', () => {
     const path = write('opts.txt', '0 1\n');
     expect(await inputError(loadEdgeList(path, { agents: 0 }))).toContain('agents must be');
     expect(await inputError(loadEdgeList(path, { maxEdges: -1 }))).toContain('maxEdges must be');
+    expect(await inputError(loadEdgeList(path, { ids: 'names' as 'name' }))).toContain('ids must be "int" or "name"');
+    const both = await inputError(loadEdgeList(path, { ids: 'name', agents: 3 }));
+    expect(both).toContain('--ids name cannot be combined with --agents');
   });
 });

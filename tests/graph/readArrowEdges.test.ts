@@ -35,7 +35,7 @@ describe('Arrow edge lists', () => {
       from: vectorFromArray(['alice', 'bob', 'carol'], new Utf8()),
       to: vectorFromArray(['bob', 'carol', 'alice'], new Utf8()),
     });
-    const g = await load('names.arrows', tableToIPC(t, 'stream'));
+    const g = await load('names.arrows', tableToIPC(t, 'stream'), { ids: 'name' });
     expect(g.externalIds).toEqual(['alice', 'bob', 'carol']);
     expect(pairs(g)).toEqual([
       [0, 1],
@@ -43,7 +43,7 @@ describe('Arrow edge lists', () => {
       [2, 0],
     ]);
     const dict = tableFromArrays({ a: ['x', 'y', 'x'], b: ['y', 'z', 'y'] });
-    const gd = await load('dict.bin', tableToIPC(dict, 'file'));
+    const gd = await load('dict.bin', tableToIPC(dict, 'file'), { ids: 'name' });
     expect(gd.externalIds).toEqual(['x', 'y', 'z']);
     expect(gd.dropped.duplicates).toBe(1);
     expect(pairs(gd)).toEqual([
@@ -90,5 +90,31 @@ describe('Arrow edge lists', () => {
     const msg2 = await inputError(load('bool.arrow', tableToIPC(bools, 'file')));
     expect(msg2).toContain('no usable edge columns: column "source" is Bool');
     expect(await inputError(load('junk.arrow', 'this is not arrow'))).toMatch(/junk\.arrow/);
+  });
+});
+
+describe('Arrow ids', () => {
+  it('ids int reads string columns of digits as integers and refuses names, naming row and column', async () => {
+    const digits = tableFromArrays({ source: ['10', '20'], target: ['20', '30'] });
+    const g = await load('digits.arrow', tableToIPC(digits, 'file'));
+    expect(Array.from(g.externalIds as Float64Array)).toEqual([10, 20, 30]);
+    const names = tableFromArrays({ source: ['10', 'bob'], target: ['20', '30'] });
+    const msg = await inputError(load('names-int.arrow', tableToIPC(names, 'file')));
+    expect(msg).toMatch(/names-int\.arrow row 2: node id "bob" in column "source" is not an integer.*use --ids name.*fix or drop the row$/);
+    const neg = tableFromArrays({ source: ['1', '-2'], target: ['2', '1'] });
+    expect(await inputError(load('neg-str.arrow', tableToIPC(neg, 'file')))).toContain('neg-str.arrow row 2: node id -2 is negative');
+  });
+
+  it('ids name reads integer columns as names (decimal text)', async () => {
+    const t = new Table({
+      source: vectorFromArray([7, 3], new Int32()),
+      target: vectorFromArray([3, 9], new Int32()),
+    });
+    const g = await load('int-names.arrow', tableToIPC(t, 'file'), { ids: 'name' });
+    expect(g.externalIds).toEqual(['7', '3', '9']);
+    expect(pairs(g)).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
   });
 });

@@ -82,18 +82,21 @@ describe('text edge lists', () => {
       expect(g.externalIds).toEqual(whole.externalIds);
       expect(g.dropped).toEqual(whole.dropped);
     }
-    // Names, where the loader restarts in name mode after a numeric prefix.
+    // The same file read as names, across chunks: digits are names in order of first appearance.
     const named = `${text}\nzed yan\n`;
     const namePath = write('chunks-names.txt', named);
-    const n1 = await loadEdgeList(namePath);
-    const n2 = await loadEdgeList(namePath, { chunkBytes: 16 });
+    const n1 = await loadEdgeList(namePath, { ids: 'name' });
+    const n2 = await loadEdgeList(namePath, { ids: 'name', chunkBytes: 16 });
     expect(n2.externalIds).toEqual(n1.externalIds);
     expect(pairs(n2)).toEqual(pairs(n1));
     expect((n1.externalIds as string[]).slice(-2)).toEqual(['zed', 'yan']);
-    // Error line numbers stay right across chunks.
+    expect(n1.src.length).toBe(whole.src.length + 1);
+    // Error line numbers stay right across chunks, for both kinds of bad id.
     const bad = `${text}\n1 2\n-5 3\n`;
     const msg = await inputError(loadEdgeList(write('chunks-bad.txt', bad), { chunkBytes: 16 }));
     expect(msg).toContain(`line ${lines.length + 2}:`);
+    const msg2 = await inputError(loadEdgeList(namePath, { chunkBytes: 16 }));
+    expect(msg2).toContain(`line ${lines.length + 1}: node id "zed" is not an integer`);
   });
 });
 
@@ -124,5 +127,42 @@ describe('text errors', () => {
     expect(await inputError(load('empty.txt', ''))).toContain('has no edges (the file is empty)');
     const msg = await inputError(load('comments.txt', '# a\n\n# b\nsource target\n'));
     expect(msg).toContain('comments.txt has no edges (4 lines');
+  });
+});
+
+describe('ids and the header line', () => {
+  it('refuses a line that is not an edge under the default ids int (it used to flip the file to names)', async () => {
+    const msg = await inputError(load('garbage.txt', '0 1\n1 2\nthis is not an edge\n2 3\n'));
+    expect(msg).toMatch(
+      /garbage\.txt line 3: node id "this" is not an integer \(ids are read as integers\); use --ids name if ids are names, or fix or remove the line$/,
+    );
+    expect(await inputError(load('garbage2.txt', '0 1\n1 x\n'))).toContain('garbage2.txt line 2: node id "x" is not an integer');
+    // Quoted names are not integers either.
+    expect(await inputError(load('garbage3.csv', '0,1\n"a""b",1\n'))).toContain('line 2: node id "a\\"b" is not an integer');
+  });
+
+  it('ids int: only the first data line may be a header, when one of its fields is not a number', async () => {
+    const g = await load('hdr.txt', '# c\n\nFromNodeId\tToNodeId\n5\t6\n6\t7\n');
+    expect(externalPairs(g)).toEqual([
+      [5, 6],
+      [6, 7],
+    ]);
+    // The documented rule, exactly: one non-number field is enough.
+    const half = await load('hdr-half.txt', '1 alice\n2 3\n');
+    expect(externalPairs(half)).toEqual([[2, 3]]);
+    // Not on a later line, even when no edge came before (a comment is not a data line).
+    expect(await inputError(load('hdr-late.txt', 'source target\nsource target\n0 1\n'))).toContain('hdr-late.txt line 2: node id "source"');
+    expect(await inputError(load('hdr-after.txt', '0 1\nsource target\n'))).toContain('hdr-after.txt line 2: node id "source" is not an integer');
+    // A malformed number is an error even on the first line.
+    expect(await inputError(load('hdr-neg.txt', '-1 2\n0 1\n'))).toContain('hdr-neg.txt line 1: node id -1 is negative');
+  });
+
+  it('ids name: the first line is a header only when both fields are column words', async () => {
+    const g = await load('names-hdr.tsv', '# c\nsource\ttarget\nalice\tbob\n', { ids: 'name' });
+    expect(g.externalIds).toEqual(['alice', 'bob']);
+    const h = await load('names-hdr2.tsv', 'node_1\tnode_2\nnode_1\tbob\n', { ids: 'name' });
+    expect(h.externalIds).toEqual(['node_1', 'bob']);
+    const noHdr = await load('names-nohdr.tsv', 'source\tbob\nbob\tcarol\n', { ids: 'name' });
+    expect(noHdr.externalIds).toEqual(['source', 'bob', 'carol']);
   });
 });

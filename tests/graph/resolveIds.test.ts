@@ -46,7 +46,7 @@ describe('integer ids', () => {
 
 describe('names', () => {
   it('loads string ids in order of first appearance', async () => {
-    const g = await load('names.txt', 'alice bob\nbob carol\ncarol alice\ndave alice\n');
+    const g = await load('names.txt', 'alice bob\nbob carol\ncarol alice\ndave alice\n', { ids: 'name' });
     expect(g.externalIds).toEqual(['alice', 'bob', 'carol', 'dave']);
     expect(g.nodes).toBe(4);
     expect(pairs(g)).toEqual([
@@ -57,16 +57,19 @@ describe('names', () => {
     ]);
   });
 
-  it('skips a column-name header in a file of names, and treats digits as names once any id is a name', async () => {
-    const g = await load('names.csv', 'from,to\n"alice","bob"\nbob,"o""neil"\n12,bob\n');
+  it('skips a column-name header in a file of names, and reads digits and numbers as names', async () => {
+    const g = await load('names.csv', 'from,to\n"alice","bob"\nbob,"o""neil"\n12,bob\n', { ids: 'name' });
     expect(g.externalIds).toEqual(['alice', 'bob', 'o"neil', '12']);
     expect(pairs(g)).toEqual([
       [0, 1],
       [1, 2],
       [3, 1],
     ]);
-    const mixed = await load('mixed.txt', '1 2\n2 3\nu9 1\n');
-    expect(mixed.externalIds).toEqual(['1', '2', '3', 'u9']);
+    const mixed = await load('mixed.txt', '1 2\n2 3\nu9 1\n-3 1.5\n', { ids: 'name' });
+    expect(mixed.externalIds).toEqual(['1', '2', '3', 'u9', '-3', '1.5']);
+    // A first line of names that are not column words is an edge, not a header.
+    const first = await load('first.txt', 'alice bob\nbob carol\n', { ids: 'name' });
+    expect(first.externalIds).toEqual(['alice', 'bob', 'carol']);
   });
 
   it('tells apart many long names that share a prefix', async () => {
@@ -83,7 +86,7 @@ describe('names', () => {
       lines.push(`${a}\t${b}`);
       expected.push([id(a), id(b)]);
     }
-    const g = await load('long-names.tsv', lines.join('\n'), { chunkBytes: 4096 });
+    const g = await load('long-names.tsv', lines.join('\n'), { ids: 'name', chunkBytes: 4096 });
     expect(g.externalIds).toEqual([...expectedIds.keys()]);
     // No self loops or duplicates by construction except repeats of the same pair.
     const seen = new Set<string>();
