@@ -40,6 +40,7 @@
  * Every bad input throws an InputError whose message is one line naming the file, the 1-based line
  * (text; comment and blank lines count) or row (Arrow), and the fix.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
 import { InputError } from '../sim-core/errors.ts';
@@ -49,8 +50,47 @@ import { readArrowEdges } from './readArrowEdges.ts';
 import { readTextEdges } from './readText.ts';
 import { fileSource, gzipSource } from './textSource.ts';
 
-export type EdgeList = DenseEdges;
 export type { IdsMode };
+
+/** The file an edge list was read from. */
+export interface EdgeFile {
+  path: string;
+  format: 'text' | 'gzip-text' | 'arrow';
+  /** Size on disk. */
+  bytes: number;
+  /** SHA-256 (hex) of the bytes on disk (compressed bytes for gzip), taken while reading them. */
+  sha256: string;
+}
+
+export interface EdgeList extends DenseEdges {
+  ids: IdsMode;
+  file: EdgeFile;
+}
+
+/** What a run manifest records of a loaded graph file (snake_case, like the manifest). */
+export interface EdgeFileRecord {
+  path: string;
+  format: EdgeFile['format'];
+  bytes: number;
+  sha256: string;
+  ids: IdsMode;
+  directed: boolean;
+  nodes: number;
+  /** Edges kept (an undirected edge once). */
+  edges: number;
+  dropped: { self_loops: number; duplicates: number };
+}
+
+export function edgeFileRecord(g: EdgeList): EdgeFileRecord {
+  return {
+    ...g.file,
+    ids: g.ids,
+    directed: g.directed,
+    nodes: g.nodes,
+    edges: g.src.length,
+    dropped: { self_loops: g.dropped.selfLoops, duplicates: g.dropped.duplicates },
+  };
+}
 
 export interface LoadEdgeListOptions {
   /** How ids are read: 'int' (default; any other token is an error) or 'name' (every token). */
@@ -111,6 +151,7 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
     chunkBytes,
   };
 
+  const hash = createHash('sha256');
   let fd: number;
   let size: number;
   const head = Buffer.alloc(8);
@@ -148,16 +189,17 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
     } catch (err) {
       throw unreadable(path, err);
     }
-    return readArrowEdges(cfg, bytes);
+    const edges = readArrowEdges(cfg, bytes);
+    return { ...edges, ids, file: { path, format: 'arrow', bytes: bytes.length, sha256: hash.update(bytes).digest('hex') } };
   }
   if (magic.startsWith('PAR1')) {
     closeSync(fd);
     throw new InputError(`${path} is a Parquet file, which is not supported; convert it to Arrow IPC (.arrow) or CSV`);
   }
-  if (headLen >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
-    closeSync(fd);
-    return readTextEdges(cfg, gzipSource(path), size * 4);
-  }
-  return readTextEdges(cfg, fileSource(path, fd), size);
+  const gzip = headLen >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+  if (gzip) closeSync(fd);
+  const source = gzip ? gzipSource(path, hash) : fileSource(path, fd, hash);
+  const edges = await readTextEdges(cfg, source, gzip ? size * 4 : size);
+  return { ...edges, ids, file: { path, format: gzip ? 'gzip-text' : 'text', bytes: size, sha256: hash.digest('hex') } };
 }
 

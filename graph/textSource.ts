@@ -1,8 +1,11 @@
 /**
  * Bytes of a text edge list, plain or gzip-compressed, handed to a parser in chunks that end at a
  * line break (a UTF-8 BOM is dropped; a last line without '\n' gets one). Read in chunks of a
- * fixed size, so files of many GiB work; a line longer than a chunk grows the buffer.
+ * fixed size, so files of many GiB work; a line longer than a chunk grows the buffer. Every byte
+ * read from disk (compressed bytes for gzip) also goes into a hash, so the file's digest costs no
+ * second read.
  */
+import type { Hash } from 'node:crypto';
 import { closeSync, createReadStream, readSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../sim-core/errors.ts';
@@ -13,7 +16,7 @@ export interface ByteSource {
   close(): void;
 }
 
-export function fileSource(path: string, fd: number): ByteSource {
+export function fileSource(path: string, fd: number, hash: Hash): ByteSource {
   let pos = 0;
   return {
     read(buf, offset, length) {
@@ -24,6 +27,7 @@ export function fileSource(path: string, fd: number): ByteSource {
         throw unreadable(path, err);
       }
       pos += n;
+      hash.update(buf.subarray(offset, offset + n));
       return n;
     },
     close() {
@@ -32,10 +36,12 @@ export function fileSource(path: string, fd: number): ByteSource {
   };
 }
 
-export function gzipSource(path: string): ByteSource {
+export function gzipSource(path: string, hash: Hash): ByteSource {
   const raw = createReadStream(path);
   const gz = createGunzip();
   raw.on('error', (err) => gz.destroy(err));
+  // Every raw chunk passes here before gunzip sees it, so the digest is complete when gunzip ends.
+  raw.on('data', (chunk) => hash.update(chunk as Buffer));
   raw.pipe(gz);
   const it = gz[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let pending: Buffer | null = null;
