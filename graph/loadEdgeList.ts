@@ -37,8 +37,19 @@
  * either orientation). Kept edges stay in file order and orientation; for undirected graphs the
  * caller symmetrises. Counts are in `dropped`.
  *
+ * Direction (`directed`, default true): a line `a b` is the edge a -> b ("a follows b"); with
+ * false it is one undirected tie and the caller stores it both ways.
+ *
+ * The result names the file as read (`file`: format, size, SHA-256 of the bytes on disk, hashed
+ * while they are read, compressed bytes for gzip); `edgeFileRecord` turns it into the manifest's
+ * `graph_file`.
+ *
  * Every bad input throws an InputError whose message is one line naming the file, the 1-based line
  * (text; comment and blank lines count) or row (Arrow), and the fix.
+ *
+ * Where things are: this file detects the format and dispatches; textSource.ts (bytes, gzip,
+ * chunks), textTokens.ts (fields of a line), readText.ts (text parser, header rule),
+ * readArrowEdges.ts, resolveIds.ts (ids -> 0..n-1), cleanEdges.ts, edgeErrors.ts (messages).
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
