@@ -10,7 +10,7 @@ import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
 import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
-import { loadEdgeList } from '../graph/loadEdgeList.ts';
+import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulation, type PopulationConfig } from './synthesize.ts';
 
 export const graphSpec = z.discriminatedUnion('kind', [
@@ -46,6 +46,11 @@ export interface SocietyOptions {
   graphFile?: string;
   /** When true with graphFile, ids in the file are 0..agents-1 as-is. */
   agentsFixed?: boolean;
+  /**
+   * How graphFile is read: ids 'int' (default) or 'name', and whether it is directed (default
+   * true: a line `a b` means a follows b). The `graph` generator spec plays no part in it.
+   */
+  graphRead?: Pick<LoadEdgeListOptions, 'ids' | 'directed'>;
   population?: PopulationConfig;
   /** Extra bytes per agent the scenario's phases will allocate (state, scratch). */
   phaseBytesPerAgent?: number;
@@ -58,6 +63,8 @@ export interface Society {
   prototypes: Float32Array;
   archetypes: number;
   externalIds: Float64Array | string[] | null;
+  /** The graph file as loaded (for the run manifest); absent for a generated graph. */
+  graphSource?: EdgeFileRecord;
 }
 
 /** Expected edges of a generated graph (per direction counted once) for memory estimates. */
@@ -133,14 +140,20 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
   const spec = graphSpec.parse(o.graph);
   let edges: EdgeList;
   let externalIds: Society['externalIds'] = null;
+  let graphSource: EdgeFileRecord | undefined;
   let pop;
   if (o.graphFile) {
-    const loaded = await loadEdgeList(o.graphFile, { agents: o.agentsFixed ? o.agents : undefined, directed: spec.kind === 'homophilous' ? true : 'directed' in spec ? spec.directed : false });
+    const loaded = await loadEdgeList(o.graphFile, {
+      agents: o.agentsFixed ? o.agents : undefined,
+      ids: o.graphRead?.ids,
+      directed: o.graphRead?.directed ?? true,
+    });
     checkMemory(loaded.nodes, loaded.src.length * (loaded.directed ? 1 : 2), o.phaseBytesPerAgent);
-    log(`loaded ${o.graphFile}: ${loaded.nodes} nodes, ${loaded.src.length} edges`);
+    log(`loaded ${o.graphFile} (${loaded.directed ? 'directed' : 'undirected'}, ${loaded.ids} ids): ${loaded.nodes} nodes, ${loaded.src.length} edges`);
     pop = synthesizePopulation(loaded.nodes, o.seed, o.population);
     edges = loaded;
     externalIds = loaded.externalIds;
+    graphSource = edgeFileRecord(loaded);
   } else {
     checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
     pop = synthesizePopulation(o.agents, o.seed, o.population);
@@ -150,7 +163,7 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
     log(`generated ${spec.kind} graph: ${edges.src.length} edges`);
   }
   const graph = await buildGraph(exec, pop.agents.length, edges.src, edges.dst, edges.directed);
-  return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds };
+  return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds, graphSource };
 }
 
 export { populationConfig };

@@ -70,6 +70,23 @@ const collect = (v: string, prev: string[]) => [...prev, v];
 
 const servePort = intFlag('--serve', 0, 65535);
 
+/** `--ids`, `--directed`, `--undirected`: only with --graph, which replaces `--set graph.*`. */
+function graphReadOptions(
+  opts: { graph?: string; ids?: 'int' | 'name'; directed?: boolean; undirected?: boolean },
+  overrides: Record<string, unknown>,
+): { ids?: 'int' | 'name'; directed?: boolean } | undefined {
+  if (opts.directed && opts.undirected) throw new InputError('--directed and --undirected contradict each other; give one of them');
+  const given = [opts.ids !== undefined && '--ids', opts.directed && '--directed', opts.undirected && '--undirected'].filter(Boolean);
+  if (!opts.graph) {
+    if (given.length > 0) throw new InputError(`${given[0]} says how to read --graph FILE; add --graph FILE or drop ${given[0]}`);
+    return undefined;
+  }
+  if (overrides.graph !== undefined) {
+    throw new InputError('--set graph.* configures the generated graph, which --graph FILE replaces; drop --set graph.*, and use --directed or --undirected to say how to read the file');
+  }
+  return { ids: opts.ids, directed: opts.directed ? true : opts.undirected ? false : undefined };
+}
+
 function isLoopbackHost(h: string): boolean {
   return h === '::1' || h.startsWith('127.') || h === 'localhost';
 }
@@ -129,7 +146,10 @@ export function buildProgram(): Command {
     .option('--steps <n>', 'number of steps (default: the scenario\'s)', intFlag('--steps', 0))
     .option('--seed <n>', 'random seed (non-negative integer)', intFlag('--seed', 0), 1)
     .option('--threads <n>', 'worker threads for kernels (1 = main thread only)', intFlag('--threads', 1, 256), 1)
-    .option('--graph <file>', 'load the follow graph from an edge list (CSV/TSV/SNAP text or Arrow)')
+    .option('--graph <file>', 'load the follow graph from an edge list: CSV/TSV/whitespace text (# and % comments, .gz read directly) or Arrow IPC with source/target columns; ids are renumbered 0..n-1 (see --ids, --directed, --undirected)')
+    .addOption(new Option('--ids <mode>', 'how --graph reads node ids: int (default: plain digits, any other field is an error, except that the first line that is not blank or a comment is skipped as a header when one of its two fields is not a number) or name (every field is a name; that first line is a header only when both fields are column words such as source,target)').choices(['int', 'name']))
+    .option('--directed', 'read --graph as directed, "a b" = a follows b (default for opinion-cascade)')
+    .option('--undirected', 'read --graph as undirected, each line a mutual tie (default for the classic-model scenarios)')
     .option('--out <dir>', 'run directory (default: runs/<scenario>)')
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
@@ -157,6 +177,7 @@ export function buildProgram(): Command {
       const defaults = scenario.params.safeParse({});
       if (!defaults.success) throw paramError(scenario.name, defaults.error);
       const params = deepMerge(defaults.data, overrides) as Record<string, unknown>;
+      const graphRead = graphReadOptions(opts, overrides);
       const signal = { stopRequested: false };
       const onSignal = () => {
         if (signal.stopRequested) process.exit(130);
@@ -189,6 +210,7 @@ export function buildProgram(): Command {
         seed: opts.seed,
         threads: opts.threads,
         graphFile: opts.graph ? path.resolve(opts.graph) : undefined,
+        graphRead,
         out: opts.out,
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,

@@ -9,6 +9,7 @@ import type { Executor } from '../sim-core/exec.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import type { Table } from '../sim-core/table.ts';
 import type { LlmSetup } from '../llm-archetypes/setup.ts';
+import type { EdgeFileRecord, LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 
 export interface SetupContext<P> {
   agents: number;
@@ -19,6 +20,8 @@ export interface SetupContext<P> {
   graphFile?: string;
   /** True when `--agents` was given explicitly (with --graph: ids are 0..agents-1 as-is). */
   agentsGiven: boolean;
+  /** `--ids` and `--directed`/`--undirected`, when given; unset ones take the scenario's default. */
+  graphRead?: Pick<LoadEdgeListOptions, 'ids' | 'directed'>;
   log(line: string): void;
   /** The LLM provider for archetype decisions, when one is configured (`--llm openai|replay`). */
   llm?: LlmSetup;
@@ -28,6 +31,8 @@ export interface ScenarioWorld {
   agents: Table;
   graph: Graph;
   phases: Phase[];
+  /** The graph file loaded for `graphFile` (buildSociety's `graphSource`), for the manifest. */
+  graphSource?: EdgeFileRecord;
 }
 
 export interface Scenario<S extends z.ZodObject = z.ZodObject> {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
+import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import type { MetricType } from '../sim-core/phase.ts';
 import { sharedArray, type Table } from '../sim-core/table.ts';
 
@@ -23,6 +24,8 @@ export interface Manifest {
   agents: number;
   edges: number;
   directed: boolean;
+  /** With --graph FILE: the file (path, size, SHA-256) and how it was read; `parameters.graph` is then absent. */
+  graph_file?: EdgeFileRecord;
   step_seconds: number;
   snapshot_every: number;
   steps_requested: number;

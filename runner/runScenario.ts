@@ -14,7 +14,7 @@ import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
-import type { Scenario } from './defineScenario.ts';
+import type { Scenario, SetupContext } from './defineScenario.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
@@ -33,6 +33,8 @@ export interface RunOptions {
   seed?: number;
   threads?: number;
   graphFile?: string;
+  /** How graphFile is read (`--ids`, `--directed`/`--undirected`); unset: the scenario's default. */
+  graphRead?: SetupContext<unknown>['graphRead'];
   out?: string;
   snapshotEvery?: number;
   stepSeconds?: number;
@@ -184,10 +186,17 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       exec,
       params,
       graphFile: o.graphFile,
+      graphRead: o.graphRead,
       agentsGiven: o.agents !== undefined,
       log,
       llm,
     });
+    if (world0.graphSource) {
+      // A loaded file replaces the generator: record the file, not the unused generator spec.
+      const { graph: _unusedSpec, ...rest } = params;
+      manifest.parameters = rest;
+      manifest.graph_file = world0.graphSource;
+    }
     await releaseMemory();
     prepareRunDirectory(dir);
     prepared = true;

@@ -1,6 +1,7 @@
 /**
  * Shared set-up of the classic-model scenarios: a synthetic population on a Barabasi-Albert graph
- * (m = 5) by default, or on a real edge list given with `--graph FILE`.
+ * (m = 5) by default, or on a real edge list given with `--graph FILE`, read undirected (each line
+ * a mutual tie) unless `--directed` says otherwise.
  */
 import { z } from 'zod';
 import { buildSociety, graphSpec, type GraphSpec } from '../population/buildSociety.ts';
@@ -29,10 +30,11 @@ export function classicScenario<S extends z.ZodRawShape>(o: {
         graph: p.graph,
         graphFile: ctx.graphFile,
         agentsFixed: ctx.agentsGiven,
+        graphRead: { ids: ctx.graphRead?.ids, directed: ctx.graphRead?.directed ?? false },
         phaseBytesPerAgent: 16,
         log: ctx.log,
       });
-      return { agents: society.agents, graph: society.graph, phases: o.phases(p) };
+      return { agents: society.agents, graph: society.graph, phases: o.phases(p), graphSource: society.graphSource };
     },
   });
 }

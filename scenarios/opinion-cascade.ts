@@ -1,7 +1,8 @@
 /**
  * Opinion cascade: a synthetic population on a homophilous scale-free follow graph; opinions evolve
  * by bounded confidence (Hegselmann-Krause over followed accounts) while a story spreads as an
- * independent cascade seeded at the most-followed accounts. The default `npm run demo`.
+ * independent cascade seeded at the most-followed accounts. A `--graph FILE` is read directed
+ * (`a b`: a follows b) unless `--undirected` says otherwise.
  */
 import { z } from 'zod';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
@@ -31,12 +32,14 @@ export default defineScenario({
       graph: p.graph,
       graphFile: ctx.graphFile,
       agentsFixed: ctx.agentsGiven,
+      graphRead: { ids: ctx.graphRead?.ids, directed: ctx.graphRead?.directed ?? true },
       phaseBytesPerAgent: 8,
       log: ctx.log,
     });
     return {
       agents: society.agents,
       graph: society.graph,
+      graphSource: society.graphSource,
       phases: [
         hegselmannKrause({ eps: p.eps }),
         independentCascade({ p: p.p, seeds: p.seeds, seedCount: p.seedCount }),

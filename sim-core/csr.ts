@@ -3,6 +3,7 @@
  * a user reads) and `followers` (in-edges: who reads a user). For undirected graphs both are the
  * same object, holding every edge in both directions.
  */
+import { InputError } from './errors.ts';
 import type { Executor } from './exec.ts';
 import { sharedArray } from './table.ts';
 import { kernels as K } from './kernels.ts';
@@ -57,9 +58,26 @@ async function buildCsr(
 }
 
 /**
- * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes)). Neighbour order
- * within a row follows edge-list order, so the result is the same for any thread count.
- * Undirected graphs store each edge in both directions once, shared by `following`/`followers`.
+ * Throws an InputError naming the first edge with an id outside 0..nodes-1: such an id would be
+ * counted into a row that does not exist. One pass; negative ids read as huge unsigned ones.
+ */
+function checkIds(nodes: number, src: Int32Array, dst: Int32Array): void {
+  const m = src.length;
+  for (let k = 0; k < m; k++) {
+    if (src[k] >>> 0 < nodes && dst[k] >>> 0 < nodes) continue;
+    const [end, id] = src[k] >>> 0 < nodes ? ['target', dst[k]] : ['source', src[k]];
+    throw new InputError(
+      `follow graph edge ${k}: ${end} ${id} is outside 0..${nodes - 1} (${nodes} agents); ` +
+        `edge ids must be agent rows: renumber the edges densely or build the graph over more agents`,
+    );
+  }
+}
+
+/**
+ * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes), checked).
+ * Neighbour order within a row follows edge-list order, so the result is the same for any thread
+ * count. Undirected graphs store each edge in both directions once, shared by
+ * `following`/`followers`.
  */
 export async function buildGraph(
   exec: Executor,
@@ -68,6 +86,7 @@ export async function buildGraph(
   dst: Int32Array,
   directed = true,
 ): Promise<Graph> {
+  checkIds(nodes, src, dst);
   if (directed) {
     const following = await buildCsr(exec, nodes, src, dst);
     const followers = await buildCsr(exec, nodes, dst, src);

@@ -76,4 +76,13 @@ describe('buildGraph', () => {
     for (let v = 0; v < n; v++) sum += degree(a.following, v);
     expect(sum).toBe(m);
   });
+
+  it('refuses edges whose ids are outside 0..nodes-1, naming the first bad edge and the agent count', async () => {
+    for (const ex of [inline, pool]) {
+      const { src, dst } = edges([[0, 1], [1, 2], [2, 7], [9, 0]]);
+      await expect(buildGraph(ex, 3, src, dst, true)).rejects.toThrow(/edge 2: target 7 is outside 0\.\.2 \(3 agents\)/);
+      const neg = edges([[0, 1], [-1, 2]]);
+      await expect(buildGraph(ex, 3, neg.src, neg.dst, false)).rejects.toThrow(/edge 1: source -1 is outside 0\.\.2 \(3 agents\)/);
+    }
+  });
 });
