@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
+import { mergeParams } from './strictParams.ts';
 import { createProgress } from './progress.ts';
 import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
@@ -52,17 +53,6 @@ export function parseSets(sets: string[]): Record<string, unknown> {
     for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
     at[keys[keys.length - 1]] = value;
   }
-  return out;
-}
-
-function isPlain(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function deepMerge(base: unknown, over: unknown): unknown {
-  if (!isPlain(base) || !isPlain(over)) return over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
   return out;
 }
 
@@ -150,13 +140,12 @@ export function buildProgram(): Command {
     .action(async (scenarioArg: string, opts) => {
       const { scenario, file } = await loadScenario(scenarioArg);
       const overrides = parseSets(opts.set);
-      const known = Object.keys(scenario.params.shape);
-      for (const k of Object.keys(overrides)) {
-        if (!known.includes(k)) throw new InputError(`unknown parameter "${k}" for scenario ${scenario.name}; known: ${known.join(', ')}`);
-      }
       const defaults = scenario.params.safeParse({});
-      if (!defaults.success) throw paramError(scenario.name, defaults.error);
-      const params = deepMerge(defaults.data, overrides) as Record<string, unknown>;
+      if (!defaults.success) throw paramError(scenario.name, defaults.error, scenario.params, {});
+      const params = mergeParams(scenario.params, defaults.data, overrides) as Record<string, unknown>;
+      // Unknown or invalid parameters fail here, before --serve starts a server.
+      const checked = scenario.params.safeParse(params);
+      if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, params);
       const signal = { stopRequested: false };
       const onSignal = () => {
         if (signal.stopRequested) process.exit(130);

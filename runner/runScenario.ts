@@ -15,6 +15,7 @@ import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from 
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario } from './defineScenario.ts';
+import { keysAt, unknownKeyMessage } from './strictParams.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
@@ -91,9 +92,17 @@ function versions(): Record<string, string> {
   };
 }
 
-/** Formats a zod error as one line naming the parameter and the fix. */
-export function paramError(scenario: string, err: z.ZodError): InputError {
-  const i = err.issues[0];
+/**
+ * Formats a zod error as one line naming the parameter and the fix. An unknown key comes first (a
+ * typo often explains the other issues) and names the closest valid key; `schema` and `input` (what
+ * was parsed) say which keys are valid where.
+ */
+export function paramError(scenario: string, err: z.ZodError, schema?: z.core.$ZodType, input?: unknown): InputError {
+  const i = err.issues.find((x) => x.code === 'unrecognized_keys') ?? err.issues[0];
+  if (i.code === 'unrecognized_keys') {
+    const valid = schema ? keysAt(schema, i.path, input) : undefined;
+    return new InputError(`scenario ${scenario}: ${unknownKeyMessage(i.path, i.keys[0], valid)}`);
+  }
   const field = i.path.join('.') || '(parameters)';
   return new InputError(`scenario ${scenario}: parameter ${field}: ${i.message}; set it with --set ${field}=VALUE`);
 }
@@ -101,7 +110,7 @@ export function paramError(scenario: string, err: z.ZodError): InputError {
 export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promise<RunResult> {
   const log = o.log ?? (() => {});
   const parsed = scenario.params.safeParse(o.params ?? {});
-  if (!parsed.success) throw paramError(scenario.name, parsed.error);
+  if (!parsed.success) throw paramError(scenario.name, parsed.error, scenario.params, o.params ?? {});
   const params = parsed.data as Record<string, unknown>;
   if (o.graphFile && !scenario.acceptsGraph) {
     throw new InputError(`scenario ${scenario.name} does not take --graph; use one of the classic-model scenarios`);
