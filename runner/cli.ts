@@ -120,7 +120,8 @@ export function buildProgram(): Command {
     .option('--seed <n>', 'random seed (non-negative integer)', intFlag('--seed', 0), 1)
     .option('--threads <n>', 'worker threads for kernels (1 = main thread only)', intFlag('--threads', 1, 256), 1)
     .option('--graph <file>', 'load the follow graph from an edge list (CSV/TSV/SNAP text or Arrow)')
-    .option('--out <dir>', 'run directory (default: runs/<scenario>)')
+    .option('--out <dir>', 'run directory (default: runs/<scenario>); must be new, empty or an earlier run (see --force)')
+    .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
     .option('--events', 'also write events.arrow, the full action trace (large)')
@@ -179,6 +180,7 @@ export function buildProgram(): Command {
         threads: opts.threads,
         graphFile: opts.graph ? path.resolve(opts.graph) : undefined,
         out: opts.out,
+        force: !!opts.force,
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,

@@ -19,6 +19,7 @@ import { keysAt, unknownKeyMessage } from './strictParams.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
+  checkRunDirectory,
   MetricsWriter,
   prepareRunDirectory,
   snapshotColumns,
@@ -35,6 +36,8 @@ export interface RunOptions {
   threads?: number;
   graphFile?: string;
   out?: string;
+  /** Replace an earlier run in `out` (only the files a run writes are removed). */
+  force?: boolean;
   snapshotEvery?: number;
   stepSeconds?: number;
   /** LLM provider options (`--llm*`); default heuristic (no LLM). */
@@ -121,7 +124,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const threads = o.threads ?? 1;
   const stepSeconds = o.stepSeconds ?? scenario.defaults.stepSeconds ?? 3600;
   const snapshotEvery = o.snapshotEvery ?? scenario.defaults.snapshotEvery ?? 0;
-  const dir = path.resolve(o.out ?? path.join('runs', scenario.name));
+  const outLabel = o.out ?? path.join('runs', scenario.name);
+  const dir = path.resolve(outLabel);
+  // Refuse a directory we may not write into before building anything (again when preparing it).
+  checkRunDirectory(dir, { force: o.force, label: outLabel });
 
   // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
@@ -194,8 +200,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       llm,
     });
     await releaseMemory();
-    prepareRunDirectory(dir);
+    prepareRunDirectory(dir, { force: o.force, label: outLabel });
     prepared = true;
+    // The manifest comes first, so the directory is recognisable as a run from now on.
+    writeJsonAtomic(manifestFile, manifest);
     llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
     const outputs = new Outputs(dir, o.events ?? false);
     closeOutputs = () => outputs.close();
