@@ -9,7 +9,7 @@ import { InputError } from '../sim-core/errors.ts';
 import { LlmCache, ReplayLog, type RunLog } from './cache.ts';
 import { createOpenAiClient, createReplayClient, probeServer, type LlmClient } from './providers.ts';
 
-export const llmOptions = z.object({
+export const llmOptions = z.strictObject({
   provider: z.enum(['heuristic', 'openai', 'replay']).default('heuristic'),
   model: z.string().min(1).optional(),
   baseURL: z.string().url().optional(),

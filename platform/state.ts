@@ -14,7 +14,7 @@ import { CascadeTracker } from './cascades.ts';
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
 
 export const socialConfig = z
-  .object({
+  .strictObject({
     /** Items per feed. */
     feedSize: z.number().int().min(1).max(64).default(10),
     /** At most this many feed items come from followed accounts; the rest from out-of-network. */

@@ -14,20 +14,20 @@ import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOpt
 import { populationConfig, synthesizePopulation, type PopulationConfig } from './synthesize.ts';
 
 export const graphSpec = z.discriminatedUnion('kind', [
-  z.object({
+  z.strictObject({
     kind: z.literal('homophilous'),
     meanFollowing: z.number().positive().default(20),
     homophily: z.number().min(0).max(1).default(0.7),
     preferential: z.number().min(0).max(1).default(0.8),
     reciprocity: z.number().min(0).max(1).default(0.1),
   }),
-  z.object({ kind: z.literal('barabasi-albert'), m: z.number().int().positive().default(5) }),
-  z.object({
+  z.strictObject({ kind: z.literal('barabasi-albert'), m: z.number().int().positive().default(5) }),
+  z.strictObject({
     kind: z.literal('erdos-renyi'),
     meanDegree: z.number().positive().default(10),
     directed: z.boolean().default(false),
   }),
-  z.object({
+  z.strictObject({
     /** One block per political leaning; pIn/pOut scaled so the mean degree is `meanDegree`. */
     kind: z.literal('sbm'),
     meanDegree: z.number().positive().default(10),

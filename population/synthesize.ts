@@ -12,14 +12,14 @@ import { createTable, sharedArray, type Schema, type Table } from '../sim-core/t
 /** Activity tiers used for archetypes: bounds on the activity level. */
 export const ACTIVITY_TIERS = ['low', 'medium', 'high'] as const;
 
-export const marginal = z.object({
+export const marginal = z.strictObject({
   labels: z.array(z.string().min(1)).min(1).max(255),
   weights: z.array(z.number().nonnegative()).min(1),
 });
 export type Marginal = z.infer<typeof marginal>;
 
 export const populationConfig = z
-  .object({
+  .strictObject({
     ageBand: marginal.default({
       labels: ['18-24', '25-34', '35-44', '45-54', '55-64', '65+'],
       weights: [0.14, 0.22, 0.2, 0.17, 0.14, 0.13],

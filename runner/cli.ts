@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
+import { mergeParams } from './strictParams.ts';
 import { createProgress } from './progress.ts';
 import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
@@ -52,17 +53,6 @@ export function parseSets(sets: string[]): Record<string, unknown> {
     for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
     at[keys[keys.length - 1]] = value;
   }
-  return out;
-}
-
-function isPlain(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function deepMerge(base: unknown, over: unknown): unknown {
-  if (!isPlain(base) || !isPlain(over)) return over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
   return out;
 }
 
@@ -150,7 +140,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--ids <mode>', 'how --graph reads node ids: int (default: plain digits, any other field is an error, except that the first line that is not blank or a comment is skipped as a header when one of its two fields is not a number) or name (every field is a name; that first line is a header only when both fields are column words such as source,target)').choices(['int', 'name']))
     .option('--directed', 'read --graph as directed, "a b" = a follows b (default for opinion-cascade)')
     .option('--undirected', 'read --graph as undirected, each line a mutual tie (default for the classic-model scenarios)')
-    .option('--out <dir>', 'run directory (default: runs/<scenario>)')
+    .option('--out <dir>', 'run directory (default: runs/<scenario>); must be new, empty or an earlier run (see --force)')
+    .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
     .option('--events', 'also write events.arrow, the full action trace (large)')
@@ -170,13 +161,12 @@ export function buildProgram(): Command {
     .action(async (scenarioArg: string, opts) => {
       const { scenario, file } = await loadScenario(scenarioArg);
       const overrides = parseSets(opts.set);
-      const known = Object.keys(scenario.params.shape);
-      for (const k of Object.keys(overrides)) {
-        if (!known.includes(k)) throw new InputError(`unknown parameter "${k}" for scenario ${scenario.name}; known: ${known.join(', ')}`);
-      }
       const defaults = scenario.params.safeParse({});
-      if (!defaults.success) throw paramError(scenario.name, defaults.error);
-      const params = deepMerge(defaults.data, overrides) as Record<string, unknown>;
+      if (!defaults.success) throw paramError(scenario.name, defaults.error, scenario.params, {});
+      const params = mergeParams(scenario.params, defaults.data, overrides) as Record<string, unknown>;
+      // Unknown or invalid parameters fail here, before --serve starts a server.
+      const checked = scenario.params.safeParse(params);
+      if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, params);
       const graphRead = graphReadOptions(opts, overrides);
       const signal = { stopRequested: false };
       const onSignal = () => {
@@ -212,6 +202,7 @@ export function buildProgram(): Command {
         graphFile: opts.graph ? path.resolve(opts.graph) : undefined,
         graphRead,
         out: opts.out,
+        force: !!opts.force,
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,

@@ -2,8 +2,12 @@
  * A scenario describes a run: its parameters (a zod object with defaults, overridable from the
  * CLI), its default size, and a `setup` that builds the agents, the follow graph and the phases.
  * `runScenario` does the rest (steps, files, progress, interruption).
+ *
+ * Parameters must be strict at every depth (`z.strictObject`, or `.strict()`), so that a mistyped
+ * `--set` name is an error instead of being dropped; `defineScenario` refuses any other object.
  */
 import { z } from 'zod';
+import { looseObjects } from './strictParams.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Phase } from '../sim-core/phase.ts';
@@ -52,11 +56,11 @@ export interface Scenario<S extends z.ZodObject = z.ZodObject> {
   setup(ctx: SetupContext<z.output<S>>): Promise<ScenarioWorld>;
 }
 
-const scenarioShape = z.object({
+const scenarioShape = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'use lowercase letters, digits and dashes'),
   description: z.string().min(1),
   params: z.instanceof(z.ZodObject),
-  defaults: z.object({
+  defaults: z.strictObject({
     agents: z.number().int().positive(),
     steps: z.number().int().nonnegative(),
     stepSeconds: z.number().positive().optional(),
@@ -66,12 +70,17 @@ const scenarioShape = z.object({
   setup: z.function(),
 });
 
-/** Declares a scenario; checks its shape once, at import. */
+/** Declares a scenario; checks its shape once, at import, and that its params are strict throughout. */
 export function defineScenario<S extends z.ZodObject>(s: Scenario<S>): Scenario<S> {
   const r = scenarioShape.safeParse(s);
   if (!r.success) {
     const i = r.error.issues[0];
-    throw new Error(`invalid scenario definition: ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid scenario definition: ${i.path.join('.') || '(top level)'}: ${i.message}`);
+  }
+  const loose = looseObjects(s.params);
+  if (loose.length > 0) {
+    const at = loose[0] === '(top level)' ? 'params' : `params.${loose[0]}`;
+    throw new Error(`invalid scenario definition ${s.name}: ${at} accepts unknown keys, so a mistyped --set would be ignored; declare it with z.strictObject({...}) (or .strict())`);
   }
   return s;
 }

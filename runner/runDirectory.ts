@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
+import { InputError } from '../sim-core/errors.ts';
 import type { MetricType } from '../sim-core/phase.ts';
 import { sharedArray, type Table } from '../sim-core/table.ts';
 
@@ -56,14 +57,94 @@ export function writeJsonAtomic(file: string, value: unknown): void {
   fs.renameSync(tmp, file);
 }
 
-/** Removes the files a previous run left in `dir`, so stale snapshots never mix with new ones. */
-export function prepareRunDirectory(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
-  for (const f of ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl']) {
-    fs.rmSync(path.join(dir, f), { force: true });
+/** Files a run writes at the top of its directory (phases may add more; the manifest lists them). */
+const RUN_FILES = ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
+/** A snapshot in agents/, or what an interrupted atomic write of one left. */
+const SNAPSHOT_FILE = /^step-\d{6,}\.arrow(\.tmp)?$/;
+/** A manifest-listed name that stays inside the directory: no separators, no leading dot. */
+const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export interface RunDirectoryOptions {
+  /** Replace an earlier run in the directory (`--force`). */
+  force?: boolean;
+  /** The directory as the user named it, for messages (default: `dir`). */
+  label?: string;
+}
+
+/** The manifest of the socsim run in `dir`, or undefined when it has none (or not socsim's). */
+export function readRunManifest(dir: string): Partial<Manifest> | undefined {
+  try {
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as unknown;
+    const format = (m as { format?: unknown } | null)?.format;
+    return typeof m === 'object' && !Array.isArray(m) && typeof format === 'string' && format.startsWith('socsim-run/') ? (m as Partial<Manifest>) : undefined;
+  } catch {
+    return undefined;
   }
-  fs.rmSync(path.join(dir, 'agents'), { recursive: true, force: true });
-  fs.mkdirSync(path.join(dir, 'agents'));
+}
+
+/**
+ * Checks that a run may write into `dir`: it does not exist yet, is empty, or holds an earlier
+ * socsim run and `force` is set. Anything else throws an InputError naming the directory and the
+ * fix. Returns the earlier run's manifest, if there is one.
+ */
+export function checkRunDirectory(dir: string, o: RunDirectoryOptions = {}): Partial<Manifest> | undefined {
+  const label = o.label ?? dir;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (!st.isDirectory()) throw new InputError(`${label} is not a directory; choose a new or empty directory with --out DIR`);
+  if (fs.readdirSync(dir).length === 0) return undefined;
+  const m = readRunManifest(dir);
+  if (!m) {
+    throw new InputError(`${label} is not empty and is not a socsim run directory (no socsim manifest.json); choose a new or empty directory with --out DIR`);
+  }
+  if (!o.force) {
+    throw new InputError(`${label} already holds a socsim run (${m.scenario?.name ?? 'unknown scenario'}, ${m.status ?? 'unknown status'}); pass --force to replace it, or choose another directory with --out DIR`);
+  }
+  return m;
+}
+
+/** Removes `file` if it is a file or a link (never a directory, never what a link points to). */
+function removeFile(file: string): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return;
+  }
+  if (!st.isDirectory()) fs.rmSync(file, { force: true });
+}
+
+/**
+ * Makes `dir` ready for a run (see checkRunDirectory). Replacing an earlier run removes only the
+ * files a run writes (the fixed names above, the names its manifest lists, agents/step-*.arrow),
+ * so stale snapshots never mix with new ones and nothing else in the directory is touched.
+ */
+export function prepareRunDirectory(dir: string, o: RunDirectoryOptions = {}): void {
+  const old = checkRunDirectory(dir, o);
+  fs.mkdirSync(dir, { recursive: true });
+  const agents = path.join(dir, 'agents');
+  if (old) {
+    const names = new Set(RUN_FILES);
+    const f = old.files ?? ({} as Partial<Manifest['files']>);
+    for (const n of [f.metrics, f.graph, f.graph_end, ...(Array.isArray(f.other) ? f.other : [])]) {
+      if (typeof n === 'string' && PLAIN_NAME.test(n)) names.add(n);
+    }
+    let snapshots: string[] = [];
+    const st = fs.lstatSync(agents, { throwIfNoEntry: false });
+    if (st) {
+      if (!st.isDirectory()) throw new InputError(`${path.join(o.label ?? dir, 'agents')} is not a directory (socsim writes its snapshots there); move it out of the way, then run again`);
+      snapshots = fs.readdirSync(agents).filter((n) => SNAPSHOT_FILE.test(n));
+    }
+    // Anything ending in .tmp is what an interrupted atomic write left.
+    for (const n of names) for (const x of [n, `${n}.tmp`]) removeFile(path.join(dir, x));
+    for (const n of snapshots) removeFile(path.join(agents, n));
+  }
+  fs.mkdirSync(agents, { recursive: true });
 }
 
 /** Column data for every snapshot column of the agent table, plus the row index `agent`. */

@@ -15,9 +15,11 @@ import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from 
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
+import { keysAt, unknownKeyMessage } from './strictParams.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
+  checkRunDirectory,
   MetricsWriter,
   prepareRunDirectory,
   snapshotColumns,
@@ -36,6 +38,8 @@ export interface RunOptions {
   /** How graphFile is read (`--ids`, `--directed`/`--undirected`); unset: the scenario's default. */
   graphRead?: SetupContext<unknown>['graphRead'];
   out?: string;
+  /** Replace an earlier run in `out` (only the files a run writes are removed). */
+  force?: boolean;
   snapshotEvery?: number;
   stepSeconds?: number;
   /** LLM provider options (`--llm*`); default heuristic (no LLM). */
@@ -95,9 +99,17 @@ function versions(): Record<string, string> {
   };
 }
 
-/** Formats a zod error as one line naming the parameter and the fix. */
-export function paramError(scenario: string, err: z.ZodError): InputError {
-  const i = err.issues[0];
+/**
+ * Formats a zod error as one line naming the parameter and the fix. An unknown key comes first (a
+ * typo often explains the other issues) and names the closest valid key; `schema` and `input` (what
+ * was parsed) say which keys are valid where.
+ */
+export function paramError(scenario: string, err: z.ZodError, schema?: z.core.$ZodType, input?: unknown): InputError {
+  const i = err.issues.find((x) => x.code === 'unrecognized_keys') ?? err.issues[0];
+  if (i.code === 'unrecognized_keys') {
+    const valid = schema ? keysAt(schema, i.path, input) : undefined;
+    return new InputError(`scenario ${scenario}: ${unknownKeyMessage(i.path, i.keys[0], valid)}`);
+  }
   const field = i.path.join('.') || '(parameters)';
   return new InputError(`scenario ${scenario}: parameter ${field}: ${i.message}; set it with --set ${field}=VALUE`);
 }
@@ -105,7 +117,7 @@ export function paramError(scenario: string, err: z.ZodError): InputError {
 export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promise<RunResult> {
   const log = o.log ?? (() => {});
   const parsed = scenario.params.safeParse(o.params ?? {});
-  if (!parsed.success) throw paramError(scenario.name, parsed.error);
+  if (!parsed.success) throw paramError(scenario.name, parsed.error, scenario.params, o.params ?? {});
   const params = parsed.data as Record<string, unknown>;
   if (o.graphFile && !scenario.acceptsGraph) {
     throw new InputError(`scenario ${scenario.name} does not take --graph; use one of the classic-model scenarios`);
@@ -116,7 +128,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const threads = o.threads ?? 1;
   const stepSeconds = o.stepSeconds ?? scenario.defaults.stepSeconds ?? 3600;
   const snapshotEvery = o.snapshotEvery ?? scenario.defaults.snapshotEvery ?? 0;
-  const dir = path.resolve(o.out ?? path.join('runs', scenario.name));
+  const outLabel = o.out ?? path.join('runs', scenario.name);
+  const dir = path.resolve(outLabel);
+  // Refuse a directory we may not write into before building anything (again when preparing it).
+  checkRunDirectory(dir, { force: o.force, label: outLabel });
 
   // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
@@ -198,8 +213,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.graph_file = world0.graphSource;
     }
     await releaseMemory();
-    prepareRunDirectory(dir);
+    prepareRunDirectory(dir, { force: o.force, label: outLabel });
     prepared = true;
+    // The manifest comes first, so the directory is recognisable as a run from now on.
+    writeJsonAtomic(manifestFile, manifest);
     llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
     const outputs = new Outputs(dir, o.events ?? false);
     closeOutputs = () => outputs.close();

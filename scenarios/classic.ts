@@ -15,7 +15,7 @@ export function classicScenario<S extends z.ZodRawShape>(o: {
   steps?: number;
   phases(p: z.output<z.ZodObject<S>>): Phase[];
 }) {
-  const params = z.object({ graph: graphSpec.default({ kind: 'barabasi-albert', m: 5 }), ...o.params });
+  const params = z.strictObject({ graph: graphSpec.default({ kind: 'barabasi-albert', m: 5 }), ...o.params });
   return defineScenario({
     name: o.name,
     description: o.description,

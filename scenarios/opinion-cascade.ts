@@ -13,7 +13,7 @@ import { defineScenario } from '../runner/defineScenario.ts';
 export default defineScenario({
   name: 'opinion-cascade',
   description: 'Bounded-confidence opinions on a homophilous follow graph, with an independent cascade seeded at hubs',
-  params: z.object({
+  params: z.strictObject({
     graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 20, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
     /** Confidence bound of the Hegselmann-Krause update. */
     eps: z.number().min(0).max(2).default(0.3),

@@ -18,11 +18,11 @@ import { archetypePersonas } from '../llm-archetypes/personas.ts';
 export default defineScenario({
   name: 'social-feed',
   description: 'Posts, feeds and opinion dynamics on a homophilous follow graph, with a news story seeded at hubs',
-  params: z.object({
+  params: z.strictObject({
     graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 45, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
     platform: socialConfig.default(socialConfig.parse({})),
     story: z
-      .object({
+      .strictObject({
         seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
         count: z.number().int().min(0).default(5),
         step: z.number().int().min(0).default(0),

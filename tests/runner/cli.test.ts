@@ -113,7 +113,7 @@ describe('bad input exits 2 with one clear line', () => {
     ['non-numeric agents', ['run', 'voter', '--agents', 'lots'], /--agents must be a whole number.*"lots"/],
     ['zero threads', ['run', 'voter', '--threads', '0'], /--threads must be a whole number from 1 to 256/],
     ['negative seed', ['run', 'voter', '--seed', '-3'], /--seed must be a whole number >= 0/],
-    ['unknown parameter', ['run', 'voter', '--set', 'colour=red'], /unknown parameter "colour" for scenario voter; known: graph, states/],
+    ['unknown parameter', ['run', 'voter', '--set', 'colour=red'], /scenario voter: unknown parameter colour; known: graph, states/],
     ['parameter out of range', ['run', 'independent-cascade', '--set', 'p=1.5'], /parameter p: .*1.*--set p=VALUE/],
     ['unknown option', ['run', 'voter', '--agnets', '5'], /unknown option '--agnets'/],
     ['too large for memory', ['run', 'voter', '--agents', '2000000000'], /population too large for this machine.*GiB.*fewer --agents/],
