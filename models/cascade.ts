@@ -13,7 +13,8 @@
  * - SIR / SIS: each infectious node tries each susceptible follower with probability beta per step,
  *   then recovers with probability gamma (it still transmits in the step it recovers); SIS returns
  *   recovered nodes to susceptible. States: 0 S, 1 I, 2 R.
- * Fractions count the initial seeds.
+ * Fractions count the initial seeds. Each model also measures the initial state (`measure`, the
+ * metrics row before step 0): the seeds are active there and "new" counts are 0.
  */
 import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
@@ -66,6 +67,7 @@ export function independentCascade(o: SeedOptions & { p: number }): Phase {
       const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
       await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }
 
@@ -123,6 +125,7 @@ export function linearThreshold(o: SeedOptions & { threshold?: 'uniform' | numbe
       const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
       await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }
 
@@ -157,5 +160,6 @@ export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolea
       const [added] = await exec.reduce('applyMarks', { state, next, when: 0 }, n);
       await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }

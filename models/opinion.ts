@@ -118,6 +118,7 @@ export function voter(o: { states?: number; shares?: readonly number[] } = {}): 
       await exec.run('copy', { out: vote, src: next }, n);
       await report(world, ctx);
     },
+    measure: report,
   };
 }
 
@@ -199,6 +200,7 @@ export function opinionStats(): Phase {
     writes: [],
     metrics: { opinion_mean: 'f64', opinion_var: 'f64', opinion_bimodality: 'f64' },
     run: measureOpinions,
+    measure: measureOpinions,
   };
 }
 

@@ -5,7 +5,7 @@ import { barabasiAlbert } from '../../graph/generators.ts';
 import { seedTotal, selectSeeds } from '../../models/seeds.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../../sim-core/exec.ts';
-import { runStep, type Phase, type World } from '../../sim-core/phase.ts';
+import { measureInitial, runStep, type Phase, type World } from '../../sim-core/phase.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { createTable, sharedArray, type Schema } from '../../sim-core/table.ts';
 
@@ -622,6 +622,47 @@ describe('initial opinions', () => {
     expect(Math.abs(share - 0.75)).toBeLessThan(4 * Math.sqrt((0.75 * 0.25) / n));
     expect(() => voter({ states: 3, shares: [1, 1] })).toThrow(/one weight per state/);
     expect(() => voter({ states: 2, shares: [0, 0] })).toThrow(/not all 0/);
+  });
+});
+
+describe('initial metrics (measureInitial)', () => {
+  it('reports the seeded state with "new" counts 0, before any step', async () => {
+    const w = await makeWorld(1000, []);
+    const ic = [independentCascade({ p: 0.5, seeds: 'random', seedFraction: 0.1 })];
+    await init(w, ic);
+    const m = await measureInitial(w, ic);
+    expect(Object.fromEntries(m!)).toEqual({ ic_new: 0, ic_active: 100, ic_fraction: 0.1 });
+
+    const s = await makeWorld(1000, []);
+    const sirPhases = [sir({ beta: 0.5, gamma: 0.5, seeds: 'random', seedCount: 30 })];
+    await init(s, sirPhases);
+    expect(Object.fromEntries((await measureInitial(s, sirPhases))!)).toEqual({ susceptible: 970, infectious: 30, recovered: 0, new_infections: 0 });
+
+    const l = await makeWorld(10, []);
+    const ltPhases = [linearThreshold({ seedFraction: 0.2 })];
+    await init(l, ltPhases);
+    expect(Object.fromEntries((await measureInitial(l, ltPhases))!)).toEqual({ lt_new: 0, lt_active: 2, lt_fraction: 0.2 });
+
+    const o = await makeWorld(4, [], { opinion: [0, 0, 1, 1] });
+    const op = [degroot(), opinionStats()];
+    await init(o, op);
+    const om = (await measureInitial(o, op))!;
+    expect(om.get('opinion_mean')).toBe(0.5);
+    expect(om.get('opinion_var')).toBe(0.25);
+    // measure changes nothing.
+    expect(col(o, 'opinion')).toEqual([0, 0, 1, 1]);
+
+    const v = await makeWorld(6, []);
+    const vp = [voter({ states: 2, shares: [0, 1] })];
+    await init(v, vp);
+    expect(Object.fromEntries((await measureInitial(v, vp))!)).toEqual({ vote_0: 0, vote_1: 6 });
+  });
+
+  it('no initial row when a phase with metrics cannot measure, or none has metrics', async () => {
+    const w = await makeWorld(4, [], { opinion: [0, 0, 1, 1] });
+    const noMeasure: Phase = { name: 'flow', reads: [], writes: [], metrics: { things: 'i32' }, run: (_w, ctx) => ctx.metric('things', 1) };
+    expect(await measureInitial(w, [opinionStats(), noMeasure])).toBeUndefined();
+    expect(await measureInitial(w, [degroot()])).toBeUndefined();
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * Classic-model scenario options end to end: seed fractions, fixed thresholds, initial opinion
- * distributions, and parameter errors that name the field.
+ * distributions, the initial-state metrics row, and parameter errors that name the field.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,10 +37,36 @@ async function paramError(name: string, params: Record<string, unknown>): Promis
   return err!.message;
 }
 
+describe('the initial-state metrics row', () => {
+  it('SIR with seedFraction 0.1 of 1000 agents: row step -1 holds 100 infectious, matching snapshot 0', async () => {
+    const r = await run('sir', { seedFraction: 0.1 });
+    expect(r.metrics.numRows).toBe(3);
+    expect(r.column('step')).toEqual([-1, 0, 1]);
+    expect(r.column('time')).toEqual([-3600, 0, 3600]);
+    expect([r.column('susceptible')[0], r.column('infectious')[0], r.column('recovered')[0], r.column('new_infections')[0]]).toEqual([900, 100, 0, 0]);
+    const state = r.snapshot(0).getChild('state')!.toArray() as string[];
+    expect(state.filter((s) => s === 'infectious').length).toBe(100);
+    // Later rows are what they always were: one per step, after the step.
+    expect(r.column('new_infections')[1]).toBeGreaterThan(0);
+    expect(r.manifest.steps_completed).toBe(2);
+  });
+
+  it('IC: ic_fraction in row -1 is the seeded fraction; opinion models report the starting statistics', async () => {
+    const ic = await run('independent-cascade', { seedFraction: 0.05 });
+    expect(ic.column('ic_fraction')[0]).toBe(0.05);
+    expect(ic.column('ic_active')[0]).toBe(50);
+    expect(ic.column('ic_new')[0]).toBe(0);
+    const hk = await run('hegselmann-krause', {});
+    const x = Array.from(hk.snapshot(0).getChild('opinion')!.toArray() as Float32Array);
+    expect(hk.column('opinion_mean')[0]).toBeCloseTo(x.reduce((a, b) => a + b, 0) / x.length, 9);
+  });
+});
+
 describe('scenario options', () => {
   it('linear-threshold: a fixed threshold reaches every node; "uniform" is the default', async () => {
     const fixed = await run('linear-threshold', { threshold: 0.25, seedCount: 10 });
     expect(new Set(fixed.snapshot(0).getChild('threshold')!.toArray() as Float32Array)).toEqual(new Set([0.25]));
+    expect(fixed.column('lt_active')[0]).toBe(10);
     expect(fixed.manifest.parameters.threshold).toBe(0.25);
     const uniform = await run('linear-threshold', { seedCount: 10 });
     expect(new Set(uniform.snapshot(0).getChild('threshold')!.toArray() as Float32Array).size).toBeGreaterThan(900);
