@@ -6,25 +6,25 @@
  * - Independent cascade (IC): a node activated in step t gets one chance, with probability p, at
  *   each inactive follower in step t + 1. States: 0 inactive, 1 newly active, 2 active (spent).
  * - Linear threshold (LT): an inactive node adopts when the share of the accounts it follows that
- *   have adopted reaches its threshold (uniform in [0, 1), drawn once; equal weights 1/out-degree;
- *   an account that follows nobody never adopts).
- *   States: 0 inactive, 1 adopted.
+ *   have adopted reaches its threshold (share >= threshold, as NDlib's ThresholdModel; equal
+ *   weights 1/out-degree; an account that follows nobody never adopts). Thresholds are drawn once
+ *   per node, uniform in [0, 1) (Kempe et al. 2003), or fixed: every node the same theta (NDlib's
+ *   per-node `threshold`, 0.1 there unless set). States: 0 inactive, 1 adopted.
  * - SIR / SIS: each infectious node tries each susceptible follower with probability beta per step,
  *   then recovers with probability gamma (it still transmits in the step it recovers); SIS returns
  *   recovered nodes to susceptible. States: 0 S, 1 I, 2 R.
- * Fractions count the initial seeds.
+ * Fractions count the initial seeds. Each model also measures the initial state (`measure`, the
+ * metrics row before step 0): the seeds are active there and "new" counts are 0.
  */
 import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
-import type { Phase, World } from '../sim-core/phase.ts';
-import { selectSeeds, type SeedStrategy } from './seeds.ts';
+import type { Phase, StepContext, World } from '../sim-core/phase.ts';
+import { checkSeedSize, seedTotal, selectSeeds, type SeedSize, type SeedStrategy } from './seeds.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
 
-export interface SeedOptions {
-  /** How seeds are chosen (default `hubs`). */
+/** Seeds: how they are chosen (default `hubs`) and how many (default 0.1% of agents, at least 1). */
+export interface SeedOptions extends SeedSize {
   seeds?: SeedStrategy;
-  /** Number of seed accounts (default 0.1% of agents, at least 1). */
-  seedCount?: number;
 }
 
 function stateColumn(world: World, labels: string[]): Uint8Array {
@@ -33,12 +33,21 @@ function stateColumn(world: World, labels: string[]): Uint8Array {
 
 function seedRows(world: World, name: string, o: SeedOptions): Int32Array {
   const n = world.agents.length;
-  const count = o.seedCount ?? Math.max(1, Math.round(n * 0.001));
+  const count = seedTotal(n, o, Math.max(1, Math.round(n * 0.001)));
   return selectSeeds(world.graph.followers, n, o.seeds ?? 'hubs', count, keyOf(world.seed, streamOf(`${name}.seeds`), 0));
 }
 
 export function independentCascade(o: SeedOptions & { p: number }): Phase {
+  checkSeedSize(o);
   let next: Uint8Array;
+  const report = async (world: World, ctx: StepContext, added: number) => {
+    const n = world.agents.length;
+    const counts = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 3 }, n);
+    const active = counts[1] + counts[2];
+    ctx.metric('ic_new', added);
+    ctx.metric('ic_active', active);
+    ctx.metric('ic_fraction', active / n);
+  };
   return {
     name: 'independent-cascade',
     reads: ['state'],
@@ -57,17 +66,38 @@ export function independentCascade(o: SeedOptions & { p: number }): Phase {
       await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.p, key: ctx.key('ic') }, n);
       await exec.run(K.transition, { state, from: 1, to: 2, p: 1, key: 0 }, n);
       const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      const counts = await exec.reduce(K.countCodes, { codes: state, k: 3 }, n);
-      const active = counts[1] + counts[2];
-      ctx.metric('ic_new', added ?? 0);
-      ctx.metric('ic_active', active);
-      ctx.metric('ic_fraction', active / n);
+      await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }
 
-export function linearThreshold(o: SeedOptions): Phase {
+/** The largest f32 <= x (x >= 0): stored so, a fixed theta keeps `share >= theta` exact at equality (1/5 >= 0.2). */
+function f32AtMost(x: number): number {
+  const f = new Float32Array([x]);
+  if (f[0] > x) new Uint32Array(f.buffer)[0] -= 1;
+  return f[0];
+}
+
+/**
+ * `threshold`: `'uniform'` (default) draws each node's threshold from U[0, 1); a number in [0, 1]
+ * gives every node that threshold. The threshold column is f32; a fixed theta is stored as the
+ * largest f32 not above it, so a share equal to theta adopts as it does in exact arithmetic.
+ */
+export function linearThreshold(o: SeedOptions & { threshold?: 'uniform' | number } = {}): Phase {
+  checkSeedSize(o);
+  const fixed = o.threshold ?? 'uniform';
+  if (fixed !== 'uniform' && !(typeof fixed === 'number' && fixed >= 0 && fixed <= 1)) {
+    throw new Error(`linear threshold needs threshold "uniform" or a number in [0, 1] (got ${fixed})`);
+  }
   let next: Uint8Array;
+  const report = async (world: World, ctx: StepContext, added: number) => {
+    const n = world.agents.length;
+    const [, active] = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 2 }, n);
+    ctx.metric('lt_new', added);
+    ctx.metric('lt_active', active ?? 0);
+    ctx.metric('lt_fraction', (active ?? 0) / n);
+  };
   return {
     name: 'linear-threshold',
     reads: ['state', 'threshold'],
@@ -78,8 +108,12 @@ export function linearThreshold(o: SeedOptions): Phase {
       const threshold = ensureColumn(world.agents, 'threshold', { type: 'f32' }) as Float32Array;
       const n = world.agents.length;
       next = sharedArray('u8', n);
-      const key = keyOf(world.seed, streamOf('lt.threshold'), 0);
-      for (let i = 0; i < n; i++) threshold[i] = uniform(key, i);
+      if (fixed === 'uniform') {
+        const key = keyOf(world.seed, streamOf('lt.threshold'), 0);
+        for (let i = 0; i < n; i++) threshold[i] = uniform(key, i);
+      } else {
+        threshold.fill(f32AtMost(fixed));
+      }
       for (const v of seedRows(world, 'lt', o)) state[v] = 1;
     },
     async run(world, ctx) {
@@ -90,17 +124,23 @@ export function linearThreshold(o: SeedOptions): Phase {
       const G = graph.following;
       await exec.run(K.thresholdMark, { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
       const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      const [, active] = await exec.reduce(K.countCodes, { codes: state, k: 2 }, n);
-      ctx.metric('lt_new', added ?? 0);
-      ctx.metric('lt_active', active ?? 0);
-      ctx.metric('lt_fraction', (active ?? 0) / n);
+      await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }
 
 export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolean }): Phase {
+  checkSeedSize(o);
   let next: Uint8Array;
   const name = o.sis ? 'sis' : 'sir';
+  const report = async (world: World, ctx: StepContext, added: number) => {
+    const c = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 3 }, world.agents.length);
+    ctx.metric('susceptible', c[0]);
+    ctx.metric('infectious', c[1]);
+    ctx.metric('recovered', c[2]);
+    ctx.metric('new_infections', added);
+  };
   return {
     name,
     reads: ['state'],
@@ -119,11 +159,8 @@ export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolea
       await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.beta, key: ctx.key(`${name}.infect`) }, n);
       await exec.run(K.transition, { state, from: 1, to: o.sis ? 0 : 2, p: o.gamma, key: ctx.key(`${name}.recover`) }, n);
       const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      const c = await exec.reduce(K.countCodes, { codes: state, k: 3 }, n);
-      ctx.metric('susceptible', c[0]);
-      ctx.metric('infectious', c[1]);
-      ctx.metric('recovered', c[2]);
-      ctx.metric('new_infections', added ?? 0);
+      await report(world, ctx, added ?? 0);
     },
+    measure: (world, ctx) => report(world, ctx, 0),
   };
 }

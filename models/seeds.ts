@@ -2,11 +2,68 @@
  * Seed selection for cascades and stories: the accounts a story or contagion starts from.
  * `hubs` are the accounts with the most followers, `leaves` those with the fewest (at least one),
  * `random` a uniform sample; ties break by a keyed hash of the row, so the choice is reproducible.
+ *
+ * How many: a count (`seedCount`) or a share of the agents (`seedFraction`, as NDlib's
+ * `fraction_infected`), never both.
  */
+import { z } from 'zod';
 import type { Csr } from '../sim-core/csr.ts';
 import { hash } from '../sim-core/rng.ts';
 
-export type SeedStrategy = 'hubs' | 'leaves' | 'random';
+export const SEED_STRATEGIES = ['hubs', 'leaves', 'random'] as const;
+export type SeedStrategy = (typeof SEED_STRATEGIES)[number];
+
+/** How many seeds: at most one of the two; neither means the caller's default. */
+export interface SeedSize {
+  /** Number of seed accounts. */
+  seedCount?: number;
+  /** Seed accounts as a share of all agents, in (0, 1]: round(fraction x agents), at least 1. */
+  seedFraction?: number;
+}
+
+/**
+ * A scenario's seed parameters: `params` (the zod fields `seeds`, `seedCount`, `seedFraction`),
+ * `check` (for the whole parameter object: not both sizes; the error names seedFraction) and
+ * `options` (the parsed values as phase options). Neither size field has a schema default: `--set`
+ * merges into the parsed defaults, so a default count would always collide with a given fraction;
+ * `options` puts in `defaultCount` when neither is given.
+ */
+export function seedSpec(strategy: SeedStrategy, defaultCount: number) {
+  return {
+    params: {
+      seeds: z.enum(SEED_STRATEGIES).default(strategy).describe('how seeds are chosen: hubs (most followers), leaves (fewest, at least one) or random'),
+      seedCount: z.number().int().positive().optional().describe(`number of seed accounts (default ${defaultCount}); or give seedFraction`),
+      seedFraction: z.number().gt(0).max(1).optional().describe('seed accounts as a share of agents in (0, 1], rounded, at least 1; or give seedCount'),
+    },
+    check(p: SeedSize, ctx: z.RefinementCtx): void {
+      if (p.seedCount !== undefined && p.seedFraction !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['seedFraction'], message: 'give seedCount or seedFraction, not both' });
+      }
+    },
+    options(p: SeedSize & { seeds: SeedStrategy }): SeedSize & { seeds: SeedStrategy } {
+      return p.seedFraction === undefined ? { seeds: p.seeds, seedCount: p.seedCount ?? defaultCount } : { seeds: p.seeds, seedFraction: p.seedFraction };
+    },
+  };
+}
+
+/** Throws when both sizes are given or one is out of range (for phases built without zod). */
+export function checkSeedSize(o: SeedSize): void {
+  const { seedCount: count, seedFraction: fraction } = o;
+  if (count !== undefined && fraction !== undefined) throw new Error('seeds: give seedCount or seedFraction, not both');
+  if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new Error(`seedFraction must be in (0, 1] (got ${fraction})`);
+  if (count !== undefined && !(Number.isInteger(count) && count >= 1)) throw new Error(`seedCount must be a whole number >= 1 (got ${count})`);
+}
+
+/**
+ * The number of seeds for `agents` agents: `seedCount`, or `seedFraction` x agents rounded to the
+ * nearest whole number (at least 1, so a cascade always starts; NDlib truncates), or `fallback`
+ * when neither is given.
+ */
+export function seedTotal(agents: number, o: SeedSize, fallback: number): number {
+  checkSeedSize(o);
+  if (o.seedFraction !== undefined) return Math.min(agents, Math.max(1, Math.round(o.seedFraction * agents)));
+  return o.seedCount ?? fallback;
+}
 
 /**
  * Picks `count` distinct rows of `followers` (one row per account). Returns them in selection order

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
-import { checkPhases, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
+import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
@@ -247,6 +247,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     };
     snapshot(0);
     metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
+    // Classic models also report the initial state, as a first row with step -1.
+    const initial = await measureInitial(world, phases);
+    if (initial) metrics.append(INITIAL_STEP, INITIAL_STEP * stepSeconds, initial);
     manifest.setup_seconds = (performance.now() - t0) / 1000;
     manifest.rss_after_setup_bytes = process.memoryUsage().rss;
     peakRss = Math.max(peakRss, manifest.rss_after_setup_bytes);

@@ -13,9 +13,13 @@ export function classicScenario<S extends z.ZodRawShape>(o: {
   description: string;
   params: S;
   steps?: number;
+  /** Checks across parameters (e.g. not both seedCount and seedFraction); issues name the field. */
+  check?(p: z.output<z.ZodObject<S>>, ctx: z.RefinementCtx): void;
   phases(p: z.output<z.ZodObject<S>>): Phase[];
 }) {
-  const params = z.strictObject({ graph: graphSpec.default({ kind: 'barabasi-albert', m: 5 }), ...o.params });
+  const params = z
+    .strictObject({ graph: graphSpec.default({ kind: 'barabasi-albert', m: 5 }), ...o.params })
+    .superRefine((p, ctx) => o.check?.(p as z.output<z.ZodObject<S>>, ctx));
   return defineScenario({
     name: o.name,
     description: o.description,

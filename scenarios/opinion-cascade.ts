@@ -3,25 +3,32 @@
  * by bounded confidence (Hegselmann-Krause over followed accounts) while a story spreads as an
  * independent cascade seeded at the most-followed accounts. A `--graph FILE` is read directed
  * (`a b`: a follows b) unless `--undirected` says otherwise.
+ * Opinions start as the population's leaning mix (`initial.kind=leanings`), the opinions the
+ * homophilous graph was built on.
  */
 import { z } from 'zod';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { independentCascade } from '../models/cascade.ts';
-import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
+import { hegselmannKrause, initialOpinionParam, opinionStats } from '../models/opinion.ts';
+import { seedSpec } from '../models/seeds.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
+
+const seeds = seedSpec('hubs', 50);
 
 export default defineScenario({
   name: 'opinion-cascade',
   description: 'Bounded-confidence opinions on a homophilous follow graph, with an independent cascade seeded at hubs',
-  params: z.strictObject({
-    graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 20, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
-    /** Confidence bound of the Hegselmann-Krause update. */
-    eps: z.number().min(0).max(2).default(0.3),
-    /** Independent-cascade transmission probability per follower per step. */
-    p: z.number().min(0).max(1).default(0.05),
-    seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
-    seedCount: z.number().int().positive().default(50),
-  }),
+  params: z
+    .strictObject({
+      graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 20, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
+      /** Confidence bound of the Hegselmann-Krause update. */
+      eps: z.number().min(0).max(2).default(0.3),
+      initial: initialOpinionParam('leanings'),
+      /** Independent-cascade transmission probability per follower per step. */
+      p: z.number().min(0).max(1).default(0.05),
+      ...seeds.params,
+    })
+    .superRefine(seeds.check),
   defaults: { agents: 200_000, steps: 30, snapshotEvery: 10 },
   acceptsGraph: true,
   async setup(ctx) {
@@ -41,8 +48,8 @@ export default defineScenario({
       graph: society.graph,
       graphSource: society.graphSource,
       phases: [
-        hegselmannKrause({ eps: p.eps }),
-        independentCascade({ p: p.p, seeds: p.seeds, seedCount: p.seedCount }),
+        hegselmannKrause({ eps: p.eps, initial: p.initial }),
+        independentCascade({ p: p.p, ...seeds.options(p) }),
         opinionStats(),
       ],
     };

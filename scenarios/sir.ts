@@ -1,7 +1,10 @@
 /** SIR (or SIS with --set sis=true) epidemic over the follow graph. */
 import { z } from 'zod';
 import { sir } from '../models/cascade.ts';
+import { seedSpec } from '../models/seeds.ts';
 import { classicScenario } from './classic.ts';
+
+const seeds = seedSpec('random', 100);
 
 export default classicScenario({
   name: 'sir',
@@ -10,8 +13,8 @@ export default classicScenario({
     beta: z.number().min(0).max(1).default(0.05),
     gamma: z.number().min(0).max(1).default(0.2),
     sis: z.boolean().default(false),
-    seeds: z.enum(['hubs', 'leaves', 'random']).default('random'),
-    seedCount: z.number().int().positive().default(100),
+    ...seeds.params,
   },
-  phases: (p) => [sir(p)],
+  check: seeds.check,
+  phases: (p) => [sir({ beta: p.beta, gamma: p.gamma, sis: p.sis, ...seeds.options(p) })],
 });

@@ -53,6 +53,11 @@ export interface Phase {
   /** Called once before the first step (allocate state, seed a cascade). */
   init?(world: World): Promise<void> | void;
   run(world: World, ctx: StepContext): Promise<void> | void;
+  /**
+   * Reports this phase's metrics for the state as it stands, changing nothing: the initial-state
+   * row (see `measureInitial`). Stocks take their initial values; flows ("new this step") are 0.
+   */
+  measure?(world: World, ctx: StepContext): Promise<void> | void;
   /** Called once when the run ends (completed, interrupted or failed), to flush what it holds. */
   finish?(world: World): Promise<void> | void;
 }
@@ -88,16 +93,42 @@ export function metricSchema(phases: readonly Phase[]): Array<[string, MetricTyp
  */
 export async function runStep(world: World, phases: readonly Phase[], step: number, phaseMs?: Map<string, number>): Promise<Map<string, number>> {
   const metrics = new Map<string, number>();
-  const ctx: StepContext = {
-    step,
-    time: step * world.stepSeconds,
-    key: (stream) => keyOf(world.seed, streamOf(stream), step),
-    metric: (name, value) => void metrics.set(name, value),
-  };
+  const ctx = stepContext(world, step, metrics);
   for (const phase of phases) {
     const t0 = phaseMs ? performance.now() : 0;
     await phase.run(world, ctx);
     if (phaseMs) phaseMs.set(phase.name, (phaseMs.get(phase.name) ?? 0) + performance.now() - t0);
   }
+  return metrics;
+}
+
+function stepContext(world: World, step: number, metrics: Map<string, number>): StepContext {
+  return {
+    step,
+    time: step * world.stepSeconds,
+    key: (stream) => keyOf(world.seed, streamOf(stream), step),
+    metric: (name, value) => void metrics.set(name, value),
+  };
+}
+
+/**
+ * The `step` of the metrics row that holds the initial state. Row `step = s` is measured at the
+ * end of step s (the state after s + 1 steps, agents/step-(s+1), NDlib iteration s + 1), so the
+ * state before step 0 (step-000000, NDlib iteration 0) is row -1; its `time` is -step seconds,
+ * by the same rule (time = step x step seconds, the start of the step the row closes).
+ */
+export const INITIAL_STEP = -1;
+
+/**
+ * The metrics of the initial state (after `init`, before step 0), from the phases' `measure`.
+ * Undefined when no phase declares metrics or one that does has no `measure` (the social
+ * platform's): a row of stand-in zeros would read as data.
+ */
+export async function measureInitial(world: World, phases: readonly Phase[]): Promise<Map<string, number> | undefined> {
+  const reporting = phases.filter((p) => Object.keys(p.metrics ?? {}).length > 0);
+  if (reporting.length === 0 || reporting.some((p) => !p.measure)) return undefined;
+  const metrics = new Map<string, number>();
+  const ctx = stepContext(world, INITIAL_STEP, metrics);
+  for (const p of reporting) await p.measure!(world, ctx);
   return metrics;
 }

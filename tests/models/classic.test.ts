@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { independentCascade, linearThreshold, sir } from '../../models/cascade.ts';
 import { deffuant, degroot, hegselmannKrause, opinionStats, voter } from '../../models/opinion.ts';
 import { barabasiAlbert } from '../../graph/generators.ts';
-import { selectSeeds } from '../../models/seeds.ts';
+import { seedTotal, selectSeeds } from '../../models/seeds.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../../sim-core/exec.ts';
-import { runStep, type Phase, type World } from '../../sim-core/phase.ts';
+import { measureInitial, runStep, type Phase, type World } from '../../sim-core/phase.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { createTable, sharedArray, type Schema } from '../../sim-core/table.ts';
 
@@ -165,6 +165,59 @@ describe('linear threshold', () => {
     expect(state[0]).toBe(1);
     expect(state[1]).toBe(1);
     expect(state.filter((x) => x === 1).length).toBe(2);
+  });
+
+  it('a fixed threshold 0.5: every node has it, and exactly the predicted nodes adopt', async () => {
+    // 0 is the seed. 1 follows {0, 3}: share 1/2 >= 0.5 at step 0. 2 follows {0, 1, 3}: 1/3 at
+    // step 0, 2/3 once 1 has adopted, so step 1. 3 follows nobody and never adopts. With thresholds
+    // drawn from U[0, 1) (seed 1) the outcome differs.
+    const follows: Array<[number, number]> = [
+      [1, 0],
+      [1, 3],
+      [2, 0],
+      [2, 1],
+      [2, 3],
+    ];
+    const w = await makeWorld(4, follows);
+    const phases = [linearThreshold({ threshold: 0.5, seedCount: 1 })];
+    await init(w, phases);
+    expect(col(w, 'threshold')).toEqual([0.5, 0.5, 0.5, 0.5]);
+    (w.agents.columns.state as Uint8Array).set([1, 0, 0, 0]);
+    const expected = [
+      [1, 1, 0, 0],
+      [1, 1, 1, 0],
+      [1, 1, 1, 0],
+    ];
+    for (let s = 0; s < expected.length; s++) {
+      const m = await runStep(w, phases, s);
+      expect(col(w, 'state'), `after step ${s}`).toEqual(expected[s]);
+      expect(m.get('lt_new')).toBe([1, 1, 0][s]);
+    }
+    const u = await makeWorld(4, follows);
+    await init(u, [linearThreshold({ seedCount: 1 })]);
+    expect(new Set(col(u, 'threshold')).size).toBe(4);
+  });
+
+  it('a fixed threshold adopts at exact equality even where theta is not an f32 (1/5 >= 0.2); 0 and 1 at the ends', async () => {
+    // 0 adopted; 5 follows 0..4 (share 1/5); 6 follows 0..4 and 7 (share 1/6).
+    const follows: Array<[number, number]> = [];
+    for (let v = 0; v < 5; v++) follows.push([5, v], [6, v]);
+    follows.push([6, 7]);
+    const run = async (threshold: number) => {
+      const w = await makeWorld(8, follows);
+      const phases = [linearThreshold({ threshold, seedCount: 1 })];
+      await init(w, phases);
+      (w.agents.columns.state as Uint8Array).set([1, 0, 0, 0, 0, 0, 0, 0]);
+      await runStep(w, phases, 0);
+      return col(w, 'state');
+    };
+    expect(await run(0.2)).toEqual([1, 0, 0, 0, 0, 1, 0, 0]);
+    expect(await run(0.1)).toEqual([1, 0, 0, 0, 0, 1, 1, 0]);
+    expect(await run(0.21)).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
+    // theta = 0: every account that follows someone adopts at once (share 0 >= 0, as in NDlib).
+    expect(await run(0)).toEqual([1, 0, 0, 0, 0, 1, 1, 0]);
+    expect(await run(1)).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
+    expect(() => linearThreshold({ threshold: 1.5 })).toThrow(/threshold/);
   });
 });
 
@@ -493,6 +546,123 @@ describe('opinionStats', () => {
     const r = await stats(y);
     expect(r.got.get('opinion_bimodality')).toBeCloseTo(r.want.b, 4);
     expect(r.want.b).toBeLessThan(0.5);
+  });
+});
+
+describe('seed counts and fractions', () => {
+  it('seedFraction 0.1 of 1000 agents seeds exactly 100; rounding, at least 1; not both', async () => {
+    for (const [make, name] of [
+      [(o: object) => independentCascade({ p: 0.5, seeds: 'random', ...o }), 'IC'],
+      [(o: object) => linearThreshold({ seeds: 'random', ...o }), 'LT'],
+      [(o: object) => sir({ beta: 0.5, gamma: 0.5, seeds: 'random', ...o }), 'SIR'],
+    ] as const) {
+      const w = await makeWorld(1000, []);
+      await init(w, [make({ seedFraction: 0.1 })]);
+      expect(col(w, 'state').filter((x) => x === 1).length, name).toBe(100);
+      const c = await makeWorld(1000, []);
+      await init(c, [make({ seedCount: 37 })]);
+      expect(col(c, 'state').filter((x) => x === 1).length, name).toBe(37);
+      expect(() => make({ seedCount: 5, seedFraction: 0.1 }), name).toThrow(/seedCount or seedFraction, not both/);
+      expect(() => make({ seedFraction: 0 }), name).toThrow(/seedFraction/);
+    }
+    // 0.29 x 100 is 28.999999999999996 in floating point: rounded, not truncated.
+    expect(seedTotal(100, { seedFraction: 0.29 }, 1)).toBe(29);
+    expect(seedTotal(1000, { seedFraction: 0.0001 }, 1)).toBe(1);
+    expect(seedTotal(10, { seedFraction: 1 }, 1)).toBe(10);
+    expect(seedTotal(10, {}, 4)).toBe(4);
+  });
+});
+
+describe('initial opinions', () => {
+  it('uniform on [lo, hi]: in range, mean within 4 SE over 4 seeds, one stream for every opinion model', async () => {
+    const n = 4000;
+    const [lo, hi] = [0.2, 0.6];
+    const sd = (hi - lo) / Math.sqrt(12);
+    const firsts: number[] = [];
+    for (let seed = 1; seed <= 4; seed++) {
+      const w = await makeWorld(n, [], { seed, opinion: new Array(n).fill(-1) });
+      await init(w, [deffuant({ eps: 0.3, mu: 0.5, initial: { kind: 'uniform', lo, hi } })]);
+      const x = col(w, 'opinion');
+      expect(Math.min(...x)).toBeGreaterThanOrEqual(Math.fround(lo));
+      expect(Math.max(...x)).toBeLessThanOrEqual(Math.fround(hi));
+      const mean = x.reduce((a, b) => a + b, 0) / n;
+      expect(Math.abs(mean - (lo + hi) / 2), `seed ${seed}`).toBeLessThan((4 * sd) / Math.sqrt(n));
+      const v = x.reduce((a, b) => a + (b - mean) ** 2, 0) / n;
+      expect(v / (sd * sd), `seed ${seed}`).toBeGreaterThan(0.9);
+      expect(v / (sd * sd), `seed ${seed}`).toBeLessThan(1.1);
+      firsts.push(x[0]);
+      // Hegselmann-Krause and DeGroot start from the same opinions for the same seed.
+      for (const phase of [hegselmannKrause({ eps: 0.2, initial: { kind: 'uniform', lo, hi } }), degroot({ initial: { kind: 'uniform', lo, hi } })]) {
+        const o = await makeWorld(n, [], { seed, opinion: new Array(n).fill(-1) });
+        await init(o, [phase]);
+        expect(col(o, 'opinion')).toEqual(x);
+      }
+    }
+    expect(new Set(firsts).size).toBe(4);
+  });
+
+  it('leanings, or no initial at all, keep the opinions the table has; bad bounds throw', async () => {
+    const x0 = [0.5, -0.25, 1, -1];
+    for (const initial of [undefined, { kind: 'leanings' as const }]) {
+      const w = await makeWorld(4, [], { opinion: x0 });
+      await init(w, [hegselmannKrause({ eps: 0.2, initial })]);
+      expect(col(w, 'opinion')).toEqual(x0);
+    }
+    expect(() => deffuant({ eps: 0.2, mu: 0.5, initial: { kind: 'uniform', lo: 0.5, hi: 0 } })).toThrow(/lo <= hi/);
+    expect(() => degroot({ initial: { kind: 'uniform', lo: -1.5 } })).toThrow(/lo <= hi/);
+  });
+
+  it('voter shares: state 0 never drawn with weight 0, state 2 about 3/4 (4 SE); wrong length throws', async () => {
+    const n = 4000;
+    const w = await makeWorld(n, []);
+    await init(w, [voter({ states: 3, shares: [0, 1, 3] })]);
+    const vote = col(w, 'vote');
+    expect(vote.filter((v) => v === 0).length).toBe(0);
+    const share = vote.filter((v) => v === 2).length / n;
+    expect(Math.abs(share - 0.75)).toBeLessThan(4 * Math.sqrt((0.75 * 0.25) / n));
+    expect(() => voter({ states: 3, shares: [1, 1] })).toThrow(/one weight per state/);
+    expect(() => voter({ states: 2, shares: [0, 0] })).toThrow(/not all 0/);
+  });
+});
+
+describe('initial metrics (measureInitial)', () => {
+  it('reports the seeded state with "new" counts 0, before any step', async () => {
+    const w = await makeWorld(1000, []);
+    const ic = [independentCascade({ p: 0.5, seeds: 'random', seedFraction: 0.1 })];
+    await init(w, ic);
+    const m = await measureInitial(w, ic);
+    expect(Object.fromEntries(m!)).toEqual({ ic_new: 0, ic_active: 100, ic_fraction: 0.1 });
+
+    const s = await makeWorld(1000, []);
+    const sirPhases = [sir({ beta: 0.5, gamma: 0.5, seeds: 'random', seedCount: 30 })];
+    await init(s, sirPhases);
+    expect(Object.fromEntries((await measureInitial(s, sirPhases))!)).toEqual({ susceptible: 970, infectious: 30, recovered: 0, new_infections: 0 });
+
+    const l = await makeWorld(10, []);
+    const ltPhases = [linearThreshold({ seedFraction: 0.2 })];
+    await init(l, ltPhases);
+    expect(Object.fromEntries((await measureInitial(l, ltPhases))!)).toEqual({ lt_new: 0, lt_active: 2, lt_fraction: 0.2 });
+
+    const o = await makeWorld(4, [], { opinion: [0, 0, 1, 1] });
+    const op = [degroot(), opinionStats()];
+    await init(o, op);
+    const om = (await measureInitial(o, op))!;
+    expect(om.get('opinion_mean')).toBe(0.5);
+    expect(om.get('opinion_var')).toBe(0.25);
+    // measure changes nothing.
+    expect(col(o, 'opinion')).toEqual([0, 0, 1, 1]);
+
+    const v = await makeWorld(6, []);
+    const vp = [voter({ states: 2, shares: [0, 1] })];
+    await init(v, vp);
+    expect(Object.fromEntries((await measureInitial(v, vp))!)).toEqual({ vote_0: 0, vote_1: 6 });
+  });
+
+  it('no initial row when a phase with metrics cannot measure, or none has metrics', async () => {
+    const w = await makeWorld(4, [], { opinion: [0, 0, 1, 1] });
+    const noMeasure: Phase = { name: 'flow', reads: [], writes: [], metrics: { things: 'i32' }, run: (_w, ctx) => ctx.metric('things', 1) };
+    expect(await measureInitial(w, [opinionStats(), noMeasure])).toBeUndefined();
+    expect(await measureInitial(w, [degroot()])).toBeUndefined();
   });
 });
 

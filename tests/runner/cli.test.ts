@@ -56,11 +56,12 @@ describe('socsim run', () => {
   it('files open in flechette (not apache-arrow) with the right types; categoricals are dictionaries', () => {
     const dir = path.join(tmp, 't1');
     const metrics = tableFromIPC(fs.readFileSync(path.join(dir, 'metrics.arrow')));
-    expect(metrics.numRows).toBe(6);
+    // Six steps and, first, the initial state (step -1; opinion-cascade runs classic models).
+    expect(metrics.numRows).toBe(7);
     const mt = Object.fromEntries(metrics.schema.fields.map((f) => [f.name, f.type]));
     expect(mt.step).toMatchObject({ typeId: 2, bitWidth: 32, signed: true });
     expect(mt.ic_fraction).toMatchObject({ typeId: 3, precision: 2 });
-    expect(Array.from(metrics.getChild('step')!.toArray() as Int32Array)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(Array.from(metrics.getChild('step')!.toArray() as Int32Array)).toEqual([-1, 0, 1, 2, 3, 4, 5]);
     const snap = tableFromIPC(fs.readFileSync(path.join(dir, 'agents/step-000006.arrow')));
     expect(snap.numRows).toBe(3000);
     const st = Object.fromEntries(snap.schema.fields.map((f) => [f.name, f.type]));
@@ -97,7 +98,7 @@ describe('socsim run', () => {
     expect(m.status).toBe('interrupted');
     expect(m.steps_completed).toBeGreaterThanOrEqual(3);
     const metrics = tableFromIPC(fs.readFileSync(path.join(out, 'metrics.arrow')));
-    expect(metrics.numRows).toBe(m.steps_completed);
+    expect(metrics.numRows).toBe(m.steps_completed + 1);
     expect(m.step_wall_ms).toHaveLength(m.steps_completed);
   });
 });
@@ -167,7 +168,7 @@ describe('bad input exits 2 with one clear line', () => {
     const r = socsim(['inspect', path.join(tmp, 't1')]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/status\s+completed/);
-    expect(r.stdout).toMatch(/metrics.arrow: 6 rows/);
+    expect(r.stdout).toMatch(/metrics.arrow: 7 rows/);
     const bad = socsim(['inspect', tmp]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/not a run directory/);

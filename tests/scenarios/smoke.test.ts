@@ -21,11 +21,13 @@ describe('every bundled scenario runs a few steps at small N', () => {
       const { manifest } = await runScenario(scenario, { agents: 2000, steps: 3, seed: 3, out });
       expect(manifest.status).toBe('completed');
       const metrics = readArrowFile(path.join(out, 'metrics.arrow'));
-      expect(metrics.numRows).toBe(3);
-      // Every metric is a finite number in every step.
+      // One row per step; the classic models add a first row, step -1, with the initial state.
+      const steps = Array.from(metrics.getChild('step')!.toArray() as Int32Array);
+      expect(steps).toEqual(name === 'social-feed' ? [0, 1, 2] : [-1, 0, 1, 2]);
+      // Every metric is a finite number in every row.
       for (const f of metrics.schema.fields) {
         const col = metrics.getChild(f.name)!;
-        for (let i = 0; i < 3; i++) expect(Number.isFinite(Number(col.get(i))), `${name}.${f.name}`).toBe(true);
+        for (let i = 0; i < metrics.numRows; i++) expect(Number.isFinite(Number(col.get(i))), `${name}.${f.name}`).toBe(true);
       }
       expect(fs.existsSync(path.join(out, 'agents/step-000003.arrow'))).toBe(true);
     });
