@@ -113,7 +113,7 @@ describe('bad options are input errors that name the field', () => {
     ['deffuant', { initial: { lo: -2 } }, /parameter initial\.lo/],
     ['hegselmann-krause', { initial: { lo: 0.5, hi: 0 } }, /parameter initial\.hi: must be >= lo/],
     ['hegselmann-krause', { initial: { kind: 'leanings', lo: 0 } }, /parameter initial\.lo: applies to kind "uniform" only/],
-    ['degroot', { initial: { mean: 0 } }, /parameter initial: .*mean/],
+    ['degroot', { initial: { mean: 0 } }, /unknown parameter initial\.mean; known under initial: kind, lo, hi/],
     ['voter', { states: 3, shares: [1, 1] }, /parameter shares: needs 3 weights/],
   ];
   for (const [name, params, re] of cases) {
