@@ -18,6 +18,8 @@
  * encoded here (see `batchMessageFlatbuffer`, `FooterEncoder`). The footer has its record-batch
  * block vector *last*, so an append only adds one 24-byte block to a buffer we keep instead of
  * re-encoding a footer that grows with every step.
+ *
+ * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writevSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -689,40 +691,76 @@ function align(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
-/** Writes all parts at `position`, looping over short writes (and over the iovec limit). */
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/**
+ * Most bytes handed to one write call. A run file can hold several GB (graph.arrow at 10^7 agents
+ * is ~4 GB), but no single call may reach 2 GiB: Node's synchronous fs binding passes a write's
+ * byte count back as a 32-bit int, so a call that writes 2 GiB or more reports a bogus negative
+ * error even though the bytes were written ("Unknown system error -335009958, write" was a
+ * 3,959,957,338-byte write wrapping around; a 2.4 GB writev on Linux fails the same way). At
+ * 256 MiB a call the extra syscalls cost nothing measurable.
+ */
+export const MAX_WRITE_BYTES = 256 * 1024 * 1024;
+
+/** Most buffers in one writev call (Linux's IOV_MAX is 1024). */
+const MAX_IOV = 512;
+
+/** The call that writes every byte of every file here, and the most bytes it gets at once. */
+export interface WriteIo {
+  /** Writes `buffers` (or a prefix of them) at `position`; returns the bytes written, like fs.writevSync. */
+  writev(fd: number, buffers: Uint8Array[], position: number): number;
+  maxBytesPerCall: number;
+}
+
+const DEFAULT_IO: WriteIo = { writev: writevSync, maxBytesPerCall: MAX_WRITE_BYTES };
+let io: WriteIo = DEFAULT_IO;
+
+/**
+ * For tests: replaces the write call and its size limit (to force short writes, small chunks or
+ * errors); without an argument, restores fs.writevSync and MAX_WRITE_BYTES. The bytes a file ends
+ * up with never depend on either.
+ */
+export function setWriteIo(replacement?: Partial<WriteIo>): void {
+  io = { ...DEFAULT_IO, ...replacement };
+}
+
+function byteLengthOf(parts: readonly Uint8Array[]): number {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  return n;
+}
+
+/**
+ * Writes all parts at `position` of the file open as `fd`, in calls of at most
+ * `io.maxBytesPerCall` bytes and MAX_IOV buffers, going on after short writes. Returns the bytes
+ * written (all of them).
+ */
 function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number): number {
-  const MAX_IOV = 512;
-  let pos = position;
-  let i = 0;
+  const total = byteLengthOf(parts);
+  const limit = io.maxBytesPerCall;
+  let done = 0;
+  let i = 0; // first part not yet written whole
   let skip = 0; // bytes of parts[i] already written
-  while (i < parts.length) {
-    const batch: Uint8Array[] = [];
-    for (let j = i; j < parts.length && batch.length < MAX_IOV; j++) {
-      const p = j === i && skip > 0 ? parts[j]!.subarray(skip) : parts[j]!;
-      if (p.byteLength > 0) batch.push(p);
+  const batch: Uint8Array[] = [];
+  while (done < total) {
+    batch.length = 0;
+    let bytes = 0;
+    for (let j = i, from = skip; j < parts.length && batch.length < MAX_IOV && bytes < limit; j++, from = 0) {
+      const p = parts[j]!;
+      const n = Math.min(p.byteLength - from, limit - bytes);
+      if (n <= 0) continue;
+      batch.push(from === 0 && n === p.byteLength ? p : p.subarray(from, from + n));
+      bytes += n;
     }
-    if (batch.length === 0) break;
-    let written = writevSync(fd, batch, pos);
-    if (written <= 0) throw new Error('write to Arrow file made no progress');
-    pos += written;
-    // advance (i, skip) by `written` bytes
-    while (written > 0 && i < parts.length) {
-      const left = parts[i]!.byteLength - skip;
-      if (written >= left) {
-        written -= left;
-        i++;
-        skip = 0;
-      } else {
-        skip += written;
-        written = 0;
-      }
-    }
-    while (i < parts.length && parts[i]!.byteLength - skip === 0) {
-      i++;
-      skip = 0;
-    }
+    const written = io.writev(fd, batch, position + done);
+    if (!(written > 0 && written <= bytes)) throw new Error(`write to Arrow file returned ${written} for ${bytes} bytes`);
+    done += written;
+    skip += written;
+    while (i < parts.length && skip >= parts[i]!.byteLength) skip -= parts[i++]!.byteLength;
   }
-  return pos - position;
+  return total;
 }
 
 function fsyncDirectory(path: string): void {

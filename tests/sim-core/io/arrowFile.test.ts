@@ -1,15 +1,17 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DataType, tableFromIPC as arrowTableFromIPC } from 'apache-arrow';
 import { Type, tableFromIPC as flechetteTableFromIPC } from '@uwdata/flechette';
 import {
   ArrowFileAppender,
+  MAX_WRITE_BYTES,
   readArrowFile,
   recordBatchOf,
+  setWriteIo,
   writeArrowFile,
 } from '../../../sim-core/io/arrowFile.ts';
 import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
@@ -470,5 +472,51 @@ describe('output bytes are a contract', () => {
     const hashes = Object.fromEntries(names.map((n) => [n, createHash('sha256').update(readFileSync(join(to, n))).digest('hex')]));
     expect(hashes).toEqual(GOLDEN);
     expect(names.map((n) => apache(join(to, n)).numRows)).toEqual([5, 5, 5, 0, 2 ** 31 - 1, 343, 190_000]);
+  });
+});
+
+describe('writes in bounded calls', () => {
+  afterEach(() => setWriteIo());
+
+  /** A writev that records each call and writes only part of what it is given, every other call. */
+  function shortWriter(calls: { bytes: number; buffers: number; wrote: number }[]) {
+    return (fd: number, buffers: Uint8Array[], position: number): number => {
+      const bytes = buffers.reduce((s, b) => s + b.byteLength, 0);
+      let keep = calls.length % 2 === 0 ? bytes : Math.max(1, Math.floor(bytes / 3) - 5);
+      const prefix: Uint8Array[] = [];
+      for (const b of buffers) {
+        if (keep === 0) break;
+        prefix.push(b.subarray(0, Math.min(keep, b.byteLength)));
+        keep -= prefix[prefix.length - 1]!.byteLength;
+      }
+      const wrote = writevSync(fd, prefix, position);
+      calls.push({ bytes, buffers: buffers.length, wrote });
+      return wrote;
+    };
+  }
+
+  it('keeps single calls far below 2 GiB', () => {
+    expect(MAX_WRITE_BYTES).toBeLessThanOrEqual(256 * 1024 * 1024);
+  });
+
+  it('gives files byte-identical to unlimited writes with 4 KiB calls and short writes', () => {
+    const plain = writeCorpus(file('plain'));
+    const calls: { bytes: number; buffers: number; wrote: number }[] = [];
+    setWriteIo({ maxBytesPerCall: 4096, writev: shortWriter(calls) });
+    writeCorpus(file('chunked'));
+    setWriteIo();
+    for (const n of plain) expect(readFileSync(file(`chunked/${n}`)).equals(readFileSync(file(`plain/${n}`))), n).toBe(true);
+    expect(Math.max(...calls.map((c) => c.bytes))).toBe(4096); // the 40,000-label dictionary alone is ~250 KB
+    expect(calls.filter((c) => c.wrote < c.bytes).length).toBeGreaterThan(100);
+  });
+
+  it('splits a write of many buffers into calls of at most 512 buffers', () => {
+    const cols: ColumnData[] = Array.from({ length: 700 }, (_, i) => ({ name: `c${i}`, type: 'i16', values: Int16Array.from([i, -i, 1]) }));
+    writeArrowFile(file('wide-a.arrow'), cols, 3);
+    const calls: { bytes: number; buffers: number; wrote: number }[] = [];
+    setWriteIo({ writev: shortWriter(calls) });
+    writeArrowFile(file('wide-b.arrow'), cols, 3);
+    expect(Math.max(...calls.map((c) => c.buffers))).toBe(512);
+    expect(readFileSync(file('wide-b.arrow')).equals(readFileSync(file('wide-a.arrow')))).toBe(true);
   });
 });
