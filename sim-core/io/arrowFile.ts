@@ -19,7 +19,8 @@
  * block vector *last*, so an append only adds one 24-byte block to a buffer we keep instead of
  * re-encoding a footer that grows with every step.
  *
- * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size.
+ * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size,
+ * and failures are FileWriteErrors naming the file, the bytes and the OS error.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writevSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -726,6 +727,29 @@ export function setWriteIo(replacement?: Partial<WriteIo>): void {
   io = { ...DEFAULT_IO, ...replacement };
 }
 
+/**
+ * Writing a file failed. The message names the file, the bytes being written and how many of them
+ * were, and the OS error (code and text, e.g. "ENOSPC: no space left on device, write"), so that a
+ * run that dies after hours of set-up says what to fix; `code` is the errno name for programs.
+ */
+export class FileWriteError extends Error {
+  readonly code: string | undefined;
+
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly bytes?: number,
+    readonly written?: number,
+  ) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const amount =
+      bytes === undefined ? '' : written === undefined ? ` (${bytes} bytes)` : ` (${written} of ${bytes} bytes written)`;
+    super(`cannot write ${path}: ${reason}${amount}`, { cause });
+    this.name = 'FileWriteError';
+    this.code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  }
+}
+
 function byteLengthOf(parts: readonly Uint8Array[]): number {
   let n = 0;
   for (const p of parts) n += p.byteLength;
@@ -733,11 +757,11 @@ function byteLengthOf(parts: readonly Uint8Array[]): number {
 }
 
 /**
- * Writes all parts at `position` of the file open as `fd`, in calls of at most
+ * Writes all parts at `position` of the file `path` (open as `fd`), in calls of at most
  * `io.maxBytesPerCall` bytes and MAX_IOV buffers, going on after short writes. Returns the bytes
- * written (all of them).
+ * written (all of them); a failure is a FileWriteError.
  */
-function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number): number {
+function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number, path: string): number {
   const total = byteLengthOf(parts);
   const limit = io.maxBytesPerCall;
   let done = 0;
@@ -754,8 +778,15 @@ function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number):
       batch.push(from === 0 && n === p.byteLength ? p : p.subarray(from, from + n));
       bytes += n;
     }
-    const written = io.writev(fd, batch, position + done);
-    if (!(written > 0 && written <= bytes)) throw new Error(`write to Arrow file returned ${written} for ${bytes} bytes`);
+    let written: number;
+    try {
+      written = io.writev(fd, batch, position + done);
+    } catch (err) {
+      throw new FileWriteError(path, err, total, done);
+    }
+    if (!(written > 0 && written <= bytes)) {
+      throw new FileWriteError(path, new Error(`write returned ${written} for ${bytes} bytes`), total, done);
+    }
     done += written;
     skip += written;
     while (i < parts.length && skip >= parts[i]!.byteLength) skip -= parts[i++]!.byteLength;
@@ -779,18 +810,24 @@ function checkRows(rows: number): void {
   if (!Number.isInteger(rows) || rows < 0 || rows > 0x7fffffff) throw new Error(`invalid row count ${rows}`);
 }
 
-/** Writes `parts` to `path.tmp`, fsyncs and renames it to `path`; returns the open fd if `keepOpen`. */
+/**
+ * Writes `parts` to `path.tmp`, fsyncs and renames it to `path`; returns the open fd if `keepOpen`.
+ * On failure the temporary file is removed (a failed multi-GB write must not keep the disk full:
+ * the run still has to record why it stopped) and a FileWriteError naming `path` is thrown.
+ */
 function writeAtomically(path: string, parts: readonly Uint8Array[], keepOpen: boolean): number | undefined {
   const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
+  let fd: number | undefined;
+  let written = 0;
   try {
-    writeAllAt(fd, parts, 0);
+    fd = openSync(tmp, 'w');
+    written = writeAllAt(fd, parts, 0, path);
     fsyncSync(fd);
     renameSync(tmp, path);
   } catch (err) {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
     rmSync(tmp, { force: true });
-    throw err;
+    throw err instanceof FileWriteError ? err : new FileWriteError(path, err, byteLengthOf(parts), written);
   }
   fsyncDirectory(path);
   if (keepOpen) return fd;
@@ -842,7 +879,13 @@ export class ArrowFileAppender {
   private batches = 0;
   private failed: Error | undefined;
 
-  private constructor(fd: number, plans: ColumnPlan[], footer: FooterEncoder, end: number) {
+  private constructor(
+    private readonly path: string,
+    fd: number,
+    plans: ColumnPlan[],
+    footer: FooterEncoder,
+    end: number,
+  ) {
     this.fd = fd;
     this.plans = plans;
     this.footer = footer;
@@ -859,7 +902,7 @@ export class ArrowFileAppender {
     const head = fileHead(plans, schemaOf(plans, metadata));
     const parts = [...head.parts, EOS, ...head.footer.parts()];
     const fd = writeAtomically(path, parts, true)!;
-    return new ArrowFileAppender(fd, plans, head.footer, head.length);
+    return new ArrowFileAppender(path, fd, plans, head.footer, head.length);
   }
 
   get rowsWritten(): number {
@@ -921,28 +964,37 @@ export class ArrowFileAppender {
     const copyStart = align(finalSize, 16);
     const tempTrailerAt = align(copyStart + oldFooterLength, 16); // 16-aligned: never straddles a page
 
-    writeAllAt(fd, [trailer(tempTrailerAt - oldFooterStart)], tempTrailerAt); // 1
-    writeAllAt(fd, this.footer.flatbuffer(), copyStart); // 2
+    writeAllAt(fd, [trailer(tempTrailerAt - oldFooterStart)], tempTrailerAt, this.path); // 1
+    writeAllAt(fd, this.footer.flatbuffer(), copyStart, this.path); // 2
     const len = new Uint8Array(4);
     new DataView(len.buffer).setInt32(0, tempTrailerAt - copyStart, true);
-    writeAllAt(fd, [len], tempTrailerAt); // 3
+    writeAllAt(fd, [len], tempTrailerAt, this.path); // 3
 
     this.footer.addRecordBatch(E, m.metaDataLength, m.bodyLength);
     let written: number;
     try {
-      written = writeAllAt(fd, [...m.parts, EOS, ...this.footer.parts()], E); // 4
+      written = writeAllAt(fd, [...m.parts, EOS, ...this.footer.parts()], E, this.path); // 4
     } catch (err) {
       this.footer.dropLastRecordBatch();
       throw err;
     }
     if (E + written !== finalSize) throw new Error('internal error: Arrow file layout mismatch');
-    ftruncateSync(fd, finalSize); // 5
+    try {
+      ftruncateSync(fd, finalSize); // 5
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
+    }
     this.end = E + m.metaDataLength + m.bodyLength;
   }
 
   /** fsync: makes every completed append durable against power loss, not just process death. */
   sync(): void {
-    if (this.fd !== undefined) fsyncSync(this.fd);
+    if (this.fd === undefined) return;
+    try {
+      fsyncSync(this.fd);
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
+    }
   }
 
   /** Flushes to disk and closes the file; idempotent. The file stays as it is (already complete). */
@@ -952,6 +1004,8 @@ export class ArrowFileAppender {
     this.fd = undefined;
     try {
       fsyncSync(fd);
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
     } finally {
       closeSync(fd);
     }

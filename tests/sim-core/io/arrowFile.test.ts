@@ -8,6 +8,7 @@ import { DataType, tableFromIPC as arrowTableFromIPC } from 'apache-arrow';
 import { Type, tableFromIPC as flechetteTableFromIPC } from '@uwdata/flechette';
 import {
   ArrowFileAppender,
+  FileWriteError,
   MAX_WRITE_BYTES,
   readArrowFile,
   recordBatchOf,
@@ -475,6 +476,15 @@ describe('output bytes are a contract', () => {
   });
 });
 
+function thrown(f: () => void): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected an error');
+}
+
 describe('writes in bounded calls', () => {
   afterEach(() => setWriteIo());
 
@@ -518,5 +528,58 @@ describe('writes in bounded calls', () => {
     writeArrowFile(file('wide-b.arrow'), cols, 3);
     expect(Math.max(...calls.map((c) => c.buffers))).toBe(512);
     expect(readFileSync(file('wide-b.arrow')).equals(readFileSync(file('wide-a.arrow')))).toBe(true);
+  });
+
+  it('names the file, the bytes and the OS error when a write fails, and leaves the old file', () => {
+    const path = file('full.arrow');
+    const cols: ColumnData[] = [{ name: 'x', type: 'f64', values: Float64Array.from({ length: 10_000 }, (_, i) => i) }];
+    writeArrowFile(path, cols.map((c) => ({ ...c, values: (c.values as Float64Array).subarray(0, 3) })), 3);
+    const before = readFileSync(path);
+    writeArrowFile(file('full-ok.arrow'), cols, 10_000);
+    const size = readFileSync(file('full-ok.arrow')).byteLength;
+    let budget = 50_000; // bytes the "disk" takes before it is full
+    setWriteIo({
+      maxBytesPerCall: 16_384,
+      writev: (fd, buffers, position) => {
+        if (budget === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+        const n = shortWriter([])(fd, buffers, position);
+        budget = Math.max(0, budget - n);
+        return n;
+      },
+    });
+    const err = thrown(() => writeArrowFile(path, cols, 10_000));
+    expect(err).toBeInstanceOf(FileWriteError);
+    const e = err as FileWriteError;
+    expect(e.path).toBe(path);
+    expect(e.code).toBe('ENOSPC');
+    expect(e.bytes).toBe(size);
+    expect(e.written).toBeGreaterThanOrEqual(50_000);
+    expect(e.message).toBe(`cannot write ${path}: ENOSPC: no space left on device, write (${e.written} of ${size} bytes written)`);
+    expect(existsSync(`${path}.tmp`)).toBe(false); // the space a failed write took is given back
+    expect(readFileSync(path).equals(before)).toBe(true);
+
+    setWriteIo({ writev: () => 0 });
+    expect(() => writeArrowFile(path, cols, 10_000)).toThrow(`cannot write ${path}: write returned 0 for`);
+  });
+
+  it('keeps an appender file readable after a failed append and refuses further appends', () => {
+    const path = file('append-full.arrow');
+    const schema: ColumnData[] = [{ name: 'x', type: 'i32', values: new Int32Array(0) }];
+    const app = ArrowFileAppender.open(path, schema);
+    app.append([{ name: 'x', type: 'i32', values: Int32Array.from([1, 2, 3]) }], 3);
+    setWriteIo({
+      writev: () => {
+        throw Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' });
+      },
+    });
+    const err = thrown(() => app.append([{ name: 'x', type: 'i32', values: new Int32Array(1000) }], 1000));
+    expect(err).toBeInstanceOf(FileWriteError);
+    expect((err as FileWriteError).code).toBe('EFBIG');
+    expect((err as Error).message).toMatch(/^cannot write .*append-full\.arrow: EFBIG: file too large, write \(0 of \d+ bytes written\)$/);
+    setWriteIo();
+    expect(() => app.append([{ name: 'x', type: 'i32', values: new Int32Array(1) }], 1)).toThrow(/stopped after a failed write: cannot write .*EFBIG/);
+    app.close();
+    expect(Array.from(apache(path).getChild('x')!.toArray() as Int32Array)).toEqual([1, 2, 3]);
+    expect(flechette(path).numRows).toBe(3);
   });
 });
