@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, FileWriteError, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import { InputError } from '../sim-core/errors.ts';
@@ -50,11 +50,20 @@ export interface Manifest {
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
 }
 
-/** Writes JSON atomically (temp file + rename), so a reader never sees half a manifest. */
+/**
+ * Writes JSON atomically (temp file + rename), so a reader never sees half a manifest. A failure
+ * removes the temp file and throws a FileWriteError naming `file` (the OS error alone does not).
+ */
 export function writeJsonAtomic(file: string, value: unknown): void {
   const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
-  fs.renameSync(tmp, file);
+  const text = JSON.stringify(value, null, 2) + '\n';
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw new FileWriteError(file, err, Buffer.byteLength(text));
+  }
 }
 
 /** Files a run writes at the top of its directory (phases may add more; the manifest lists them). */

@@ -177,6 +177,11 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const finish = async (status: Manifest['status'], error?: string) => {
     try {
       await finishPhases?.();
+    } catch (err) {
+      // Finishing after a failure can fail too (a disk that was full is still full); the manifest
+      // must still say that the run failed and why, so keep both errors and go on to write it.
+      if (status !== 'failed') throw err;
+      error = `${error}; then, finishing: ${(err as Error).message}`;
     } finally {
       finishPhases = undefined;
       metrics?.close();
@@ -281,7 +286,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     await finish('completed');
     return { dir, manifest };
   } catch (err) {
-    await finish('failed', (err as Error).message).catch(() => {});
+    await finish('failed', (err as Error).message).catch((again: Error) => {
+      log(`could not record the failure in ${manifestFile}: ${again.message}`);
+    });
     throw err;
   } finally {
     if (!o.executor) await exec.close();

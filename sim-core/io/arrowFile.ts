@@ -13,10 +13,14 @@
  *   | footer flatbuffer | int32 footer length | "ARROW1"
  *
  * Messages are encapsulated as Arrow does since 0.15: int32 -1, int32 metadata length, Message
- * flatbuffer padded to 8 bytes, then the body; every body buffer is padded to 8 bytes. Message
- * flatbuffers are encoded with apache-arrow's own encoder. The footer is encoded here by hand with
- * its record-batch block vector *last*, so an append only adds one 24-byte block to a buffer we keep
- * instead of re-encoding a footer that grows with every step (see `FooterEncoder`).
+ * flatbuffer padded to 8 bytes, then the body; every body buffer is padded to 8 bytes. The schema
+ * Message is encoded by apache-arrow (public API only); the batch Messages and the footer are
+ * encoded here (see `batchMessageFlatbuffer`, `FooterEncoder`). The footer has its record-batch
+ * block vector *last*, so an append only adds one 24-byte block to a buffer we keep instead of
+ * re-encoding a footer that grows with every step.
+ *
+ * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size,
+ * and failures are FileWriteErrors naming the file, the bytes and the OS error.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writevSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -31,6 +35,7 @@ import {
   Int16,
   Int32,
   Int8,
+  Message,
   RecordBatch,
   Schema,
   Struct,
@@ -43,13 +48,6 @@ import {
   tableFromIPC,
 } from 'apache-arrow';
 import type { Table } from 'apache-arrow';
-import {
-  BufferRegion,
-  DictionaryBatch as DictionaryBatchHeader,
-  FieldNode,
-  Message,
-  RecordBatch as RecordBatchHeader,
-} from 'apache-arrow/ipc/metadata/message';
 import { ARRAY_OF } from '../table.ts';
 import type { TypedArray } from '../table.ts';
 
@@ -335,21 +333,23 @@ function frameMetadata(flatbuffer: Uint8Array, parts: Uint8Array[]): number {
   return aligned;
 }
 
-/** Body buffers of one batch, with their regions (offsets relative to the body start). */
+/** Body buffers of one batch, with their Arrow `FieldNode`s and `Buffer` regions. */
 class BodyBuilder {
-  readonly nodes: FieldNode[] = [];
-  readonly regions: BufferRegion[] = [];
+  /** Length of each field node (their null counts are all 0). */
+  readonly nodes: number[] = [];
+  /** (offset, length) of each buffer, offsets relative to the body start. */
+  readonly regions: number[] = [];
   readonly parts: Uint8Array[] = [];
   length = 0;
 
   node(length: number): void {
-    this.nodes.push(new FieldNode(length, 0));
+    this.nodes.push(length);
     this.buffer(EMPTY); // validity bitmap omitted: no nulls
   }
 
   buffer(view: ArrayBufferView): void {
     const bytes = view.byteLength;
-    this.regions.push(new BufferRegion(this.length, bytes));
+    this.regions.push(this.length, bytes);
     if (bytes === 0) return;
     this.parts.push(bytesOf(view));
     const pad = ((bytes + 7) & ~7) - bytes;
@@ -386,11 +386,7 @@ function encodeRecordBatchMessage(plans: readonly ColumnPlan[], columns: readonl
       }
     }
   }
-  const header = new RecordBatchHeader(rows, body.nodes, body.regions, null);
-  const parts: Uint8Array[] = [];
-  const metaDataLength = frameMetadata(Message.encode(Message.from(header, body.length)), parts);
-  for (const p of body.parts) parts.push(p);
-  return { parts, metaDataLength, bodyLength: body.length };
+  return framedBatchMessage(body, rows);
 }
 
 function encodeDictionaryMessage(plan: ColumnPlan): EncodedMessage {
@@ -399,12 +395,162 @@ function encodeDictionaryMessage(plan: ColumnPlan): EncodedMessage {
   body.node(plan.dictionary!.length);
   body.buffer(dict.offsets);
   body.buffer(dict.data);
-  const batch = new RecordBatchHeader(plan.dictionary!.length, body.nodes, body.regions, null);
-  const header = new DictionaryBatchHeader(batch, plan.dictionaryId!, false);
+  return framedBatchMessage(body, plan.dictionary!.length, plan.dictionaryId!);
+}
+
+/** The framed Message of one batch followed by its body; a dictionary batch when `dictionaryId` is given. */
+function framedBatchMessage(body: BodyBuilder, rows: number, dictionaryId?: number): EncodedMessage {
   const parts: Uint8Array[] = [];
-  const metaDataLength = frameMetadata(Message.encode(Message.from(header, body.length)), parts);
+  const metaDataLength = frameMetadata(batchMessageFlatbuffer(body.nodes, body.regions, rows, body.length, dictionaryId), parts);
   for (const p of body.parts) parts.push(p);
   return { parts, metaDataLength, bodyLength: body.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch Message flatbuffers, encoded here
+//
+// apache-arrow's public API encodes a Schema message (`Message.from(schema)`) but has no public
+// way to describe a record batch or dictionary batch by its buffer layout, which is what a
+// zero-copy writer has; those classes live in an internal module whose path may change in any
+// release. So the two batch messages are encoded here, byte for byte as flatbuffers' reference
+// builder lays them out (the files stay identical to those written before; a test pins them):
+// the buffer is built back to front, each scalar aligned to its size relative to the buffer's
+// end, and fields equal to their schema default left out.
+
+const HEADER_DICTIONARY_BATCH = 2; // MessageHeader.DictionaryBatch
+const HEADER_RECORD_BATCH = 3; // MessageHeader.RecordBatch
+
+/** A table field in the order it is added; `offset` values are positions returned by the builder. */
+type TableField = readonly [slot: number, kind: 'i8' | 'i16' | 'i64' | 'offset', value: number];
+
+/**
+ * A flatbuffer built from the end of a fixed-size buffer. Positions count bytes from the end, as
+ * flatbuffers' own offsets and alignment do, so they do not depend on the capacity.
+ */
+class BackwardBuilder {
+  private readonly bytes: Uint8Array;
+  private readonly view: DataView;
+  private space: number;
+  private maxAlign = 1;
+
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(capacity);
+    this.view = new DataView(this.bytes.buffer);
+    this.space = capacity;
+  }
+
+  get position(): number {
+    return this.bytes.byteLength - this.space;
+  }
+
+  /** Pads so that the position is a multiple of `size` (a power of 2) once `then` more bytes are written. */
+  align(size: number, then = 0): void {
+    if (size > this.maxAlign) this.maxAlign = size;
+    this.space -= -(this.position + then) & (size - 1); // zeros: the buffer is new and written once
+  }
+
+  u8(value: number): void {
+    this.view.setUint8(--this.space, value);
+  }
+
+  u16(value: number): void {
+    this.view.setUint16((this.space -= 2), value, true);
+  }
+
+  u32(value: number): void {
+    this.view.setUint32((this.space -= 4), value, true);
+  }
+
+  u64(value: number): void {
+    setU64(this.view, (this.space -= 8), value);
+  }
+
+  /** A relative offset to the thing at `target`, written here. */
+  offset(target: number): void {
+    this.align(4);
+    this.u32(this.position + 4 - target);
+  }
+
+  /** A vector of structs of two uint64 each, given flat as [a0, b0, a1, b1, ...]; returns its position. */
+  pairVector(pairs: readonly number[]): number {
+    const n = pairs.length / 2;
+    this.align(4, 16 * n);
+    this.align(8, 16 * n);
+    for (let i = pairs.length - 2; i >= 0; i -= 2) {
+      this.u64(pairs[i + 1]!);
+      this.u64(pairs[i]!);
+    }
+    this.u32(n);
+    return this.position;
+  }
+
+  /** A table with `slots` field slots; `fields` already omit the ones at their default. */
+  table(slots: number, fields: readonly TableField[]): number {
+    const start = this.position;
+    const at = new Array<number>(slots).fill(0);
+    for (const [slot, kind, value] of fields) {
+      switch (kind) {
+        case 'i8': this.align(1); this.u8(value); break;
+        case 'i16': this.align(2); this.u16(value); break;
+        case 'i64': this.align(8); this.u64(value); break;
+        case 'offset': this.offset(value); break;
+      }
+      at[slot] = this.position;
+    }
+    this.align(4);
+    this.u32(0); // becomes the signed offset to the vtable
+    const table = this.position;
+    let used = slots;
+    while (used > 0 && at[used - 1] === 0) used--;
+    for (let i = used - 1; i >= 0; i--) this.u16(at[i] ? table - at[i]! : 0);
+    this.u16(table - start);
+    this.u16(2 * (used + 2));
+    // The signed offset from the table to its vtable, which sits just before it. (flatbuffers
+    // shares a vtable with an equal earlier one; no two tables of a batch message are alike: the
+    // RecordBatch, DictionaryBatch and Message vtables differ in size or in their first slots.)
+    this.view.setInt32(this.bytes.byteLength - table, this.position - table, true);
+    return table;
+  }
+
+  /** The finished flatbuffer with `root` as its root table (a view into this builder's buffer). */
+  finish(root: number): Uint8Array {
+    this.align(this.maxAlign, 4);
+    this.offset(root);
+    return this.bytes.subarray(this.space);
+  }
+}
+
+/**
+ * The Message flatbuffer of a record batch (or of a dictionary batch with id `dictionaryId`,
+ * never a delta): metadata version V5, no compression, no custom metadata, null counts 0.
+ */
+function batchMessageFlatbuffer(
+  nodeLengths: readonly number[],
+  regions: readonly number[],
+  rows: number,
+  bodyLength: number,
+  dictionaryId?: number,
+): Uint8Array {
+  const nodePairs: number[] = [];
+  for (const length of nodeLengths) nodePairs.push(length, 0);
+  const b = new BackwardBuilder(256 + 8 * (nodePairs.length + regions.length)); // 16 bytes a struct + < 256 of tables
+  const nodes = b.pairVector(nodePairs);
+  const buffers = b.pairVector(regions);
+  const fields: TableField[] = [];
+  if (rows !== 0) fields.push([0, 'i64', rows]);
+  fields.push([1, 'offset', nodes], [2, 'offset', buffers]);
+  let header = b.table(5, fields); // RecordBatch {length, nodes, buffers, compression, variadicBufferCounts}
+  if (dictionaryId !== undefined) {
+    // DictionaryBatch {id, data, isDelta}
+    header = b.table(3, dictionaryId !== 0 ? [[0, 'i64', dictionaryId], [1, 'offset', header]] : [[1, 'offset', header]]);
+  }
+  const message: TableField[] = [
+    [0, 'i16', METADATA_VERSION_V5],
+    [2, 'offset', header],
+    [1, 'i8', dictionaryId === undefined ? HEADER_RECORD_BATCH : HEADER_DICTIONARY_BATCH],
+  ];
+  if (bodyLength !== 0) message.push([3, 'i64', bodyLength]);
+  return b.finish(b.table(5, message)); // Message {version, header_type, header, bodyLength, custom_metadata}
 }
 
 /** Writes a 64-bit non-negative integer (< 2^53) little-endian without BigInt. */
@@ -546,40 +692,106 @@ function align(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
-/** Writes all parts at `position`, looping over short writes (and over the iovec limit). */
-function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number): number {
-  const MAX_IOV = 512;
-  let pos = position;
-  let i = 0;
-  let skip = 0; // bytes of parts[i] already written
-  while (i < parts.length) {
-    const batch: Uint8Array[] = [];
-    for (let j = i; j < parts.length && batch.length < MAX_IOV; j++) {
-      const p = j === i && skip > 0 ? parts[j]!.subarray(skip) : parts[j]!;
-      if (p.byteLength > 0) batch.push(p);
-    }
-    if (batch.length === 0) break;
-    let written = writevSync(fd, batch, pos);
-    if (written <= 0) throw new Error('write to Arrow file made no progress');
-    pos += written;
-    // advance (i, skip) by `written` bytes
-    while (written > 0 && i < parts.length) {
-      const left = parts[i]!.byteLength - skip;
-      if (written >= left) {
-        written -= left;
-        i++;
-        skip = 0;
-      } else {
-        skip += written;
-        written = 0;
-      }
-    }
-    while (i < parts.length && parts[i]!.byteLength - skip === 0) {
-      i++;
-      skip = 0;
-    }
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/**
+ * Most bytes handed to one write call. A run file can hold several GB (graph.arrow at 10^7 agents
+ * is ~4 GB), but no single call may reach 2 GiB: Node's synchronous fs binding passes a write's
+ * byte count back as a 32-bit int, so a call that writes 2 GiB or more reports a bogus negative
+ * error even though the bytes were written ("Unknown system error -335009958, write" was a
+ * 3,959,957,338-byte write wrapping around; a 2.4 GB writev on Linux fails the same way). At
+ * 256 MiB a call the extra syscalls cost nothing measurable.
+ */
+export const MAX_WRITE_BYTES = 256 * 1024 * 1024;
+
+/** Most buffers in one writev call (Linux's IOV_MAX is 1024). */
+const MAX_IOV = 512;
+
+/** The call that writes every byte of every file here, and the most bytes it gets at once. */
+export interface WriteIo {
+  /** Writes `buffers` (or a prefix of them) at `position`; returns the bytes written, like fs.writevSync. */
+  writev(fd: number, buffers: Uint8Array[], position: number): number;
+  maxBytesPerCall: number;
+}
+
+const DEFAULT_IO: WriteIo = { writev: writevSync, maxBytesPerCall: MAX_WRITE_BYTES };
+let io: WriteIo = DEFAULT_IO;
+
+/**
+ * For tests: replaces the write call and its size limit (to force short writes, small chunks or
+ * errors); without an argument, restores fs.writevSync and MAX_WRITE_BYTES. The bytes a file ends
+ * up with never depend on either.
+ */
+export function setWriteIo(replacement?: Partial<WriteIo>): void {
+  io = { ...DEFAULT_IO, ...replacement };
+}
+
+/**
+ * Writing a file failed. The message names the file, the bytes being written and how many of them
+ * were, and the OS error (code and text, e.g. "ENOSPC: no space left on device, write"), so that a
+ * run that dies after hours of set-up says what to fix; `code` is the errno name for programs.
+ */
+export class FileWriteError extends Error {
+  readonly code: string | undefined;
+
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly bytes?: number,
+    readonly written?: number,
+  ) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const amount =
+      bytes === undefined ? '' : written === undefined ? ` (${bytes} bytes)` : ` (${written} of ${bytes} bytes written)`;
+    super(`cannot write ${path}: ${reason}${amount}`, { cause });
+    this.name = 'FileWriteError';
+    this.code = (cause as NodeJS.ErrnoException | undefined)?.code;
   }
-  return pos - position;
+}
+
+function byteLengthOf(parts: readonly Uint8Array[]): number {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  return n;
+}
+
+/**
+ * Writes all parts at `position` of the file `path` (open as `fd`), in calls of at most
+ * `io.maxBytesPerCall` bytes and MAX_IOV buffers, going on after short writes. Returns the bytes
+ * written (all of them); a failure is a FileWriteError.
+ */
+function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number, path: string): number {
+  const total = byteLengthOf(parts);
+  const limit = io.maxBytesPerCall;
+  let done = 0;
+  let i = 0; // first part not yet written whole
+  let skip = 0; // bytes of parts[i] already written
+  const batch: Uint8Array[] = [];
+  while (done < total) {
+    batch.length = 0;
+    let bytes = 0;
+    for (let j = i, from = skip; j < parts.length && batch.length < MAX_IOV && bytes < limit; j++, from = 0) {
+      const p = parts[j]!;
+      const n = Math.min(p.byteLength - from, limit - bytes);
+      if (n <= 0) continue;
+      batch.push(from === 0 && n === p.byteLength ? p : p.subarray(from, from + n));
+      bytes += n;
+    }
+    let written: number;
+    try {
+      written = io.writev(fd, batch, position + done);
+    } catch (err) {
+      throw new FileWriteError(path, err, total, done);
+    }
+    if (!(written > 0 && written <= bytes)) {
+      throw new FileWriteError(path, new Error(`write returned ${written} for ${bytes} bytes`), total, done);
+    }
+    done += written;
+    skip += written;
+    while (i < parts.length && skip >= parts[i]!.byteLength) skip -= parts[i++]!.byteLength;
+  }
+  return total;
 }
 
 function fsyncDirectory(path: string): void {
@@ -598,18 +810,24 @@ function checkRows(rows: number): void {
   if (!Number.isInteger(rows) || rows < 0 || rows > 0x7fffffff) throw new Error(`invalid row count ${rows}`);
 }
 
-/** Writes `parts` to `path.tmp`, fsyncs and renames it to `path`; returns the open fd if `keepOpen`. */
+/**
+ * Writes `parts` to `path.tmp`, fsyncs and renames it to `path`; returns the open fd if `keepOpen`.
+ * On failure the temporary file is removed (a failed multi-GB write must not keep the disk full:
+ * the run still has to record why it stopped) and a FileWriteError naming `path` is thrown.
+ */
 function writeAtomically(path: string, parts: readonly Uint8Array[], keepOpen: boolean): number | undefined {
   const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
+  let fd: number | undefined;
+  let written = 0;
   try {
-    writeAllAt(fd, parts, 0);
+    fd = openSync(tmp, 'w');
+    written = writeAllAt(fd, parts, 0, path);
     fsyncSync(fd);
     renameSync(tmp, path);
   } catch (err) {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
     rmSync(tmp, { force: true });
-    throw err;
+    throw err instanceof FileWriteError ? err : new FileWriteError(path, err, byteLengthOf(parts), written);
   }
   fsyncDirectory(path);
   if (keepOpen) return fd;
@@ -661,7 +879,13 @@ export class ArrowFileAppender {
   private batches = 0;
   private failed: Error | undefined;
 
-  private constructor(fd: number, plans: ColumnPlan[], footer: FooterEncoder, end: number) {
+  private constructor(
+    private readonly path: string,
+    fd: number,
+    plans: ColumnPlan[],
+    footer: FooterEncoder,
+    end: number,
+  ) {
     this.fd = fd;
     this.plans = plans;
     this.footer = footer;
@@ -678,7 +902,7 @@ export class ArrowFileAppender {
     const head = fileHead(plans, schemaOf(plans, metadata));
     const parts = [...head.parts, EOS, ...head.footer.parts()];
     const fd = writeAtomically(path, parts, true)!;
-    return new ArrowFileAppender(fd, plans, head.footer, head.length);
+    return new ArrowFileAppender(path, fd, plans, head.footer, head.length);
   }
 
   get rowsWritten(): number {
@@ -740,28 +964,37 @@ export class ArrowFileAppender {
     const copyStart = align(finalSize, 16);
     const tempTrailerAt = align(copyStart + oldFooterLength, 16); // 16-aligned: never straddles a page
 
-    writeAllAt(fd, [trailer(tempTrailerAt - oldFooterStart)], tempTrailerAt); // 1
-    writeAllAt(fd, this.footer.flatbuffer(), copyStart); // 2
+    writeAllAt(fd, [trailer(tempTrailerAt - oldFooterStart)], tempTrailerAt, this.path); // 1
+    writeAllAt(fd, this.footer.flatbuffer(), copyStart, this.path); // 2
     const len = new Uint8Array(4);
     new DataView(len.buffer).setInt32(0, tempTrailerAt - copyStart, true);
-    writeAllAt(fd, [len], tempTrailerAt); // 3
+    writeAllAt(fd, [len], tempTrailerAt, this.path); // 3
 
     this.footer.addRecordBatch(E, m.metaDataLength, m.bodyLength);
     let written: number;
     try {
-      written = writeAllAt(fd, [...m.parts, EOS, ...this.footer.parts()], E); // 4
+      written = writeAllAt(fd, [...m.parts, EOS, ...this.footer.parts()], E, this.path); // 4
     } catch (err) {
       this.footer.dropLastRecordBatch();
       throw err;
     }
     if (E + written !== finalSize) throw new Error('internal error: Arrow file layout mismatch');
-    ftruncateSync(fd, finalSize); // 5
+    try {
+      ftruncateSync(fd, finalSize); // 5
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
+    }
     this.end = E + m.metaDataLength + m.bodyLength;
   }
 
   /** fsync: makes every completed append durable against power loss, not just process death. */
   sync(): void {
-    if (this.fd !== undefined) fsyncSync(this.fd);
+    if (this.fd === undefined) return;
+    try {
+      fsyncSync(this.fd);
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
+    }
   }
 
   /** Flushes to disk and closes the file; idempotent. The file stays as it is (already complete). */
@@ -771,6 +1004,8 @@ export class ArrowFileAppender {
     this.fd = undefined;
     try {
       fsyncSync(fd);
+    } catch (err) {
+      throw new FileWriteError(this.path, err);
     } finally {
       closeSync(fd);
     }

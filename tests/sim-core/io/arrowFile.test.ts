@@ -1,14 +1,18 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DataType, tableFromIPC as arrowTableFromIPC } from 'apache-arrow';
 import { Type, tableFromIPC as flechetteTableFromIPC } from '@uwdata/flechette';
 import {
   ArrowFileAppender,
+  FileWriteError,
+  MAX_WRITE_BYTES,
   readArrowFile,
   recordBatchOf,
+  setWriteIo,
   writeArrowFile,
 } from '../../../sim-core/io/arrowFile.ts';
 import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
@@ -396,5 +400,186 @@ describe('ArrowFileAppender', () => {
     }
     expect(f.getChild('kind').at(t.numRows - 1)).toBe(['a', 'b'][(batches - 1) % 2]);
     rmSync(path);
+  });
+});
+
+/**
+ * Files of every column kind and edge case (empty dictionary, no columns, 2^31 - 1 rows, 70
+ * appends), written into `to`; returns their names.
+ */
+function writeCorpus(to: string): string[] {
+  mkdirSync(to, { recursive: true });
+  const at = (name: string) => join(to, name);
+  const dicts: ColumnData[] = [
+    { name: 'd0', type: 'u8', values: Uint8Array.from([0, 1, 2, 1, 0]), dictionary: ['a', 'bb', 'ccc'] },
+    { name: 'dempty', type: 'u8', values: new Uint8Array(0), dictionary: [] },
+    { name: 'd2', type: 'u16', values: Uint16Array.from([5, 4, 3, 2, 1]), dictionary: Array.from({ length: 40000 }, (_, i) => `h${i}`) },
+    { name: 'd3', type: 'i32', values: Int32Array.from([0, 0, 0, 0, 0]), dictionary: ['é', ''] },
+    { name: 'd4', type: 'u32', values: Uint32Array.from([0, 1, 0, 1, 0]), dictionary: ['x', 'y'] },
+    { name: 'd5', type: 'i8', values: Int8Array.from([0, 1, 0, 1, 0]), dictionary: ['x', 'y'] },
+  ];
+  const empty = (cols: ColumnData[]) => cols.map((c) => ({ ...c, values: (c.values as Uint8Array).subarray(0, 0) }));
+  writeArrowFile(at('num.arrow'), NUMERIC, 5, { a: 'b', c: 'd' });
+  writeArrowFile(at('mixed.arrow'), [
+    ...NUMERIC, dicts[0]!,
+    { name: 'txt', type: 'utf8', values: ['a', 'bb', '', 'ccc', 'é'] },
+    { name: 'vec', type: 'f64', values: Float64Array.from({ length: 15 }, (_, i) => i / 3), width: 3 },
+    { name: 'vec8', type: 'u8', values: Uint8Array.from({ length: 35 }, (_, i) => i), width: 7 },
+  ], 5);
+  writeArrowFile(at('dict.arrow'), dicts.filter((d) => d.name !== 'dempty'), 5);
+  writeArrowFile(at('dict0rows.arrow'), empty(dicts), 0);
+  writeArrowFile(at('nocols-big.arrow'), [], 2 ** 31 - 1, { x: 'y' });
+  const app = ArrowFileAppender.open(at('app.arrow'), [
+    { name: 'step', type: 'u32', values: new Uint32Array(0) },
+    { name: 'opinion', type: 'f32', values: new Float32Array(0) },
+    { name: 'action', type: 'u8', values: new Uint8Array(0), dictionary: ['post', 'like', 'share'] },
+    { name: 'pos', type: 'f64', values: new Float64Array(0), width: 2 },
+    { name: 'note', type: 'utf8', values: [] },
+  ], { t: 'events' });
+  for (let step = 0; step < 70; step++) {
+    const rows = (step * 37) % 11;
+    app.append([
+      { name: 'note', type: 'utf8', values: Array.from({ length: rows }, (_, i) => `s${step}-${i}`) },
+      { name: 'step', type: 'u32', values: new Uint32Array(rows).fill(step) },
+      { name: 'opinion', type: 'f32', values: Float32Array.from({ length: rows }, (_, i) => step + i / 4) },
+      { name: 'action', type: 'u8', values: Uint8Array.from({ length: rows }, (_, i) => (step + i) % 3) },
+      { name: 'pos', type: 'f64', values: Float64Array.from({ length: rows * 2 }, (_, i) => step * 1000 + i) },
+    ], rows);
+  }
+  app.close();
+  const app2 = ArrowFileAppender.open(at('app-nocols.arrow'), []);
+  for (let i = 0; i < 20; i++) app2.append([], i * 1000);
+  app2.close();
+  return ['num.arrow', 'mixed.arrow', 'dict.arrow', 'dict0rows.arrow', 'nocols-big.arrow', 'app.arrow', 'app-nocols.arrow'];
+}
+
+describe('output bytes are a contract', () => {
+  // SHA-256 of the corpus as written by the previous writer (batch messages encoded by apache-arrow
+  // 21.2's internal encoder). A change here changes every run file: it needs a format decision, not
+  // a new hash. It also catches an apache-arrow upgrade that encodes the schema message differently.
+  const GOLDEN: Record<string, string> = {
+    'num.arrow': 'd62869625fc806a23e40d55de314f354a4cfec871f53874519b64ef6f51e1dbf',
+    'mixed.arrow': 'c143785dbb68966b571550cc026e9dc2538cc1ef4a5a3d46f20e2481aac28dee',
+    'dict.arrow': 'bd13342188dd8b2891dd32f40ed96b40cc328f2a2cb14a49a1c18981e08ba431',
+    'dict0rows.arrow': '341a0184e8c154bd53fae975d9e6f982a479eb66c905d45ffc581f5a7d8134f9',
+    'nocols-big.arrow': '0498952b43fd05d6611ef9bc1033f037301faffec187b04046a428685604a25b',
+    'app.arrow': 'b234730a20140d62d3edce31b8eeb7660d55e2594386964a3a4afaf2f139e828',
+    'app-nocols.arrow': 'd12494938fb4b1125ee4b87fe93616caa332eec6a3a13099eff0f9cb25b66448',
+  };
+
+  it('writes the same bytes as before, file by file', () => {
+    const to = file('golden');
+    const names = writeCorpus(to);
+    const hashes = Object.fromEntries(names.map((n) => [n, createHash('sha256').update(readFileSync(join(to, n))).digest('hex')]));
+    expect(hashes).toEqual(GOLDEN);
+    expect(names.map((n) => apache(join(to, n)).numRows)).toEqual([5, 5, 5, 0, 2 ** 31 - 1, 343, 190_000]);
+  });
+});
+
+function thrown(f: () => void): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected an error');
+}
+
+describe('writes in bounded calls', () => {
+  afterEach(() => setWriteIo());
+
+  /** A writev that records each call and writes only part of what it is given, every other call. */
+  function shortWriter(calls: { bytes: number; buffers: number; wrote: number }[]) {
+    return (fd: number, buffers: Uint8Array[], position: number): number => {
+      const bytes = buffers.reduce((s, b) => s + b.byteLength, 0);
+      let keep = calls.length % 2 === 0 ? bytes : Math.max(1, Math.floor(bytes / 3) - 5);
+      const prefix: Uint8Array[] = [];
+      for (const b of buffers) {
+        if (keep === 0) break;
+        prefix.push(b.subarray(0, Math.min(keep, b.byteLength)));
+        keep -= prefix[prefix.length - 1]!.byteLength;
+      }
+      const wrote = writevSync(fd, prefix, position);
+      calls.push({ bytes, buffers: buffers.length, wrote });
+      return wrote;
+    };
+  }
+
+  it('keeps single calls far below 2 GiB', () => {
+    expect(MAX_WRITE_BYTES).toBeLessThanOrEqual(256 * 1024 * 1024);
+  });
+
+  it('gives files byte-identical to unlimited writes with 4 KiB calls and short writes', () => {
+    const plain = writeCorpus(file('plain'));
+    const calls: { bytes: number; buffers: number; wrote: number }[] = [];
+    setWriteIo({ maxBytesPerCall: 4096, writev: shortWriter(calls) });
+    writeCorpus(file('chunked'));
+    setWriteIo();
+    for (const n of plain) expect(readFileSync(file(`chunked/${n}`)).equals(readFileSync(file(`plain/${n}`))), n).toBe(true);
+    expect(Math.max(...calls.map((c) => c.bytes))).toBe(4096); // the 40,000-label dictionary alone is ~250 KB
+    expect(calls.filter((c) => c.wrote < c.bytes).length).toBeGreaterThan(100);
+  });
+
+  it('splits a write of many buffers into calls of at most 512 buffers', () => {
+    const cols: ColumnData[] = Array.from({ length: 700 }, (_, i) => ({ name: `c${i}`, type: 'i16', values: Int16Array.from([i, -i, 1]) }));
+    writeArrowFile(file('wide-a.arrow'), cols, 3);
+    const calls: { bytes: number; buffers: number; wrote: number }[] = [];
+    setWriteIo({ writev: shortWriter(calls) });
+    writeArrowFile(file('wide-b.arrow'), cols, 3);
+    expect(Math.max(...calls.map((c) => c.buffers))).toBe(512);
+    expect(readFileSync(file('wide-b.arrow')).equals(readFileSync(file('wide-a.arrow')))).toBe(true);
+  });
+
+  it('names the file, the bytes and the OS error when a write fails, and leaves the old file', () => {
+    const path = file('full.arrow');
+    const cols: ColumnData[] = [{ name: 'x', type: 'f64', values: Float64Array.from({ length: 10_000 }, (_, i) => i) }];
+    writeArrowFile(path, cols.map((c) => ({ ...c, values: (c.values as Float64Array).subarray(0, 3) })), 3);
+    const before = readFileSync(path);
+    writeArrowFile(file('full-ok.arrow'), cols, 10_000);
+    const size = readFileSync(file('full-ok.arrow')).byteLength;
+    let budget = 50_000; // bytes the "disk" takes before it is full
+    setWriteIo({
+      maxBytesPerCall: 16_384,
+      writev: (fd, buffers, position) => {
+        if (budget === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+        const n = shortWriter([])(fd, buffers, position);
+        budget = Math.max(0, budget - n);
+        return n;
+      },
+    });
+    const err = thrown(() => writeArrowFile(path, cols, 10_000));
+    expect(err).toBeInstanceOf(FileWriteError);
+    const e = err as FileWriteError;
+    expect(e.path).toBe(path);
+    expect(e.code).toBe('ENOSPC');
+    expect(e.bytes).toBe(size);
+    expect(e.written).toBeGreaterThanOrEqual(50_000);
+    expect(e.message).toBe(`cannot write ${path}: ENOSPC: no space left on device, write (${e.written} of ${size} bytes written)`);
+    expect(existsSync(`${path}.tmp`)).toBe(false); // the space a failed write took is given back
+    expect(readFileSync(path).equals(before)).toBe(true);
+
+    setWriteIo({ writev: () => 0 });
+    expect(() => writeArrowFile(path, cols, 10_000)).toThrow(`cannot write ${path}: write returned 0 for`);
+  });
+
+  it('keeps an appender file readable after a failed append and refuses further appends', () => {
+    const path = file('append-full.arrow');
+    const schema: ColumnData[] = [{ name: 'x', type: 'i32', values: new Int32Array(0) }];
+    const app = ArrowFileAppender.open(path, schema);
+    app.append([{ name: 'x', type: 'i32', values: Int32Array.from([1, 2, 3]) }], 3);
+    setWriteIo({
+      writev: () => {
+        throw Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' });
+      },
+    });
+    const err = thrown(() => app.append([{ name: 'x', type: 'i32', values: new Int32Array(1000) }], 1000));
+    expect(err).toBeInstanceOf(FileWriteError);
+    expect((err as FileWriteError).code).toBe('EFBIG');
+    expect((err as Error).message).toMatch(/^cannot write .*append-full\.arrow: EFBIG: file too large, write \(0 of \d+ bytes written\)$/);
+    setWriteIo();
+    expect(() => app.append([{ name: 'x', type: 'i32', values: new Int32Array(1) }], 1)).toThrow(/stopped after a failed write: cannot write .*EFBIG/);
+    app.close();
+    expect(Array.from(apache(path).getChild('x')!.toArray() as Int32Array)).toEqual([1, 2, 3]);
+    expect(flechette(path).numRows).toBe(3);
   });
 });

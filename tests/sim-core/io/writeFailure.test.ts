@@ -1,0 +1,92 @@
+/**
+ * A run file that cannot be written (disk full, file too large) must fail the run loudly: the error
+ * names the file, the bytes and the OS error, and the run directory's manifest says "failed" and
+ * why, even when finishing the run fails as well.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writevSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { FileWriteError, readArrowFile, setWriteIo, type ColumnData } from '../../../sim-core/io/arrowFile.ts';
+import type { Phase } from '../../../sim-core/phase.ts';
+import { loadScenario } from '../../../runner/loadScenario.ts';
+import { runScenario } from '../../../runner/runScenario.ts';
+import type { Manifest } from '../../../runner/runDirectory.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const tmp = mkdtempSync(join(tmpdir(), 'socsim-write-failure-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+
+// `ulimit -f` makes the kernel refuse to grow a file past the limit (EFBIG; Node ignores SIGXFSZ):
+// a real OS write error, after a short write, on any POSIX machine.
+describe.skipIf(process.platform === 'win32')('a real EFBIG from the OS', () => {
+  it('fails the run naming graph.arrow, its size and EFBIG, and the manifest says so', () => {
+    const out = join(tmp, 'efbig');
+    // 256 blocks (128-256 KiB): the manifest fits, the 800 KB graph.arrow of 20,000 agents does not.
+    const r = spawnSync('sh', ['-c', 'ulimit -f 256 && exec "$0" bin/socsim.mjs run sir --agents 20000 --steps 2 --out "$1"', process.execPath, out], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    const message = new RegExp(`cannot write ${escape(join(out, 'graph.arrow'))}: EFBIG: file too large, write \\((\\d+) of (\\d+) bytes written\\)`);
+    const m = message.exec(r.stderr);
+    expect(m, r.stderr).not.toBeNull();
+    expect(Number(m![1])).toBeGreaterThan(0); // a short write first, then the error
+    expect(Number(m![1])).toBeLessThan(Number(m![2]));
+    const manifest = manifestOf(out);
+    expect(manifest.status).toBe('failed');
+    expect(manifest.error).toMatch(message);
+    expect(existsSync(join(out, 'graph.arrow.tmp'))).toBe(false);
+  });
+});
+
+describe('a disk that fills up during the run', () => {
+  afterEach(() => setWriteIo());
+
+  it('records the failure and the failure to finish in the manifest, keeping the finished steps', async () => {
+    const { scenario } = await loadScenario('sir');
+    const diskFull = { now: false };
+    setWriteIo({
+      writev: (fd, buffers, position) => {
+        if (diskFull.now) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return writevSync(fd, buffers, position);
+      },
+    });
+    const columns: ColumnData[] = [{ name: 'x', type: 'f64', values: new Float64Array(1000) }];
+    const filler: Phase = {
+      name: 'filler',
+      reads: [],
+      writes: [],
+      run(world, ctx) {
+        if (ctx.step < 2) return;
+        diskFull.now = true;
+        world.out!.writeFile('fill.arrow', columns, 1000);
+      },
+      finish(world) {
+        world.out!.writeFile('final.arrow', columns, 1000); // the disk is still full
+      },
+    };
+    const wrapped = { ...scenario, setup: async (ctx: Parameters<typeof scenario.setup>[0]) => {
+      const world = await scenario.setup(ctx);
+      return { ...world, phases: [...world.phases, filler] };
+    } };
+    const out = join(tmp, 'enospc');
+    const run = runScenario(wrapped, { agents: 2000, steps: 5, out });
+    await expect(run).rejects.toBeInstanceOf(FileWriteError);
+    await expect(run).rejects.toThrow(`cannot write ${join(out, 'fill.arrow')}: ENOSPC`);
+
+    const manifest = manifestOf(out);
+    expect(manifest.status).toBe('failed');
+    expect(manifest.steps_completed).toBe(2);
+    expect(manifest.error).toMatch(new RegExp(
+      `^cannot write ${escape(join(out, 'fill.arrow'))}: ENOSPC: no space left on device, write \\(0 of \\d+ bytes written\\); ` +
+      `then, finishing: cannot write ${escape(join(out, 'final.arrow'))}: ENOSPC`,
+    ));
+    expect(readArrowFile(join(out, 'metrics.arrow')).numRows).toBe(2);
+    expect(readArrowFile(join(out, 'graph.arrow')).numRows).toBe(manifest.edges);
+  });
+});
