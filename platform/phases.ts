@@ -30,6 +30,7 @@ export function activatePhase(s: SocialState): Phase {
   const profiles = normalisedProfiles();
   return {
     name: 'activate',
+    state: s,
     reads: ['activity', 'chronotype', 'archetype'],
     writes: [],
     metrics: { active_users: 'i32' },
@@ -52,6 +53,7 @@ export function activatePhase(s: SocialState): Phase {
 export function actPhase(s: SocialState): Phase {
   return {
     name: 'act',
+    state: s,
     reads: ['opinion', 'interest', 'archetype'],
     writes: [],
     async run(world, ctx) {
@@ -130,6 +132,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   const topicBuf = new Float32Array(256);
   return {
     name: 'apply',
+    state: s,
     reads: ['opinion', 'interest'],
     writes: [],
     metrics: { ...counts, posts_original: 'i32', posts_repost: 'i32', posts_quote: 'i32', posts_comment: 'i32' },
@@ -285,6 +288,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
 export function updatePhase(s: SocialState): Phase {
   return {
     name: 'update',
+    state: s,
     reads: ['opinion', 'archetype'],
     writes: ['opinion'],
     metrics: { feed_items: 'i32', feed_stance_distance: 'f64', echo_chamber_index: 'f64', feed_diversity: 'f64', in_network_share: 'f64' },
@@ -334,6 +338,7 @@ export function maintainPhase(s: SocialState): Phase {
   const flush = (rows: number) => s.posts.retire(rows, (cols, r) => posts?.append(cols, r));
   return {
     name: 'maintain',
+    state: s,
     reads: [],
     writes: [],
     metrics: {

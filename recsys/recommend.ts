@@ -12,17 +12,22 @@ import { kernels as K } from './kernels.ts';
 const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 } as const;
 
 export function recommendPhase(s: SocialState): Phase {
-  let idx: CandidateIndex;
-  const records = new PostRecords(s.posts.dim);
-  let recent: Uint8Array = sharedArray('u8', 0);
+  // Carried across steps (and saved in checkpoints): the candidate index, the packed post records
+  // (built incrementally) and the bitset of authors with posts in the window.
+  const st: { social: SocialState; idx?: CandidateIndex; records: PostRecords; recent: Uint8Array } = {
+    social: s,
+    records: new PostRecords(s.posts.dim),
+    recent: sharedArray('u8', 0),
+  };
   const ranker = RANKER_CODE[s.cfg.ranker];
   const recency = s.cfg.recency === 'exp' ? 0 : 1;
   return {
     name: 'recommend',
+    state: st,
     reads: ['interest'],
     writes: [],
     async init(world) {
-      idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
+      st.idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
       const D = s.posts.dim;
       await world.exec.run(
         K.nearestClusters,
@@ -32,12 +37,15 @@ export function recommendPhase(s: SocialState): Phase {
     },
     async run(world, ctx) {
       const key = ctx.key('recommend');
+      const { records } = st;
+      const idx = st.idx!;
       records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers, key });
       rebuildCandidates(idx, s.posts, records, { ranker, minStep: s.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
-      if (recent.length === 0) recent = sharedArray('u8', (world.agents.length + 7) >> 3);
+      if (st.recent.length === 0) st.recent = sharedArray('u8', (world.agents.length + 7) >> 3);
+      const recent = st.recent;
       recent.fill(0);
       for (let r = s.posts.rowsBefore(s.minStep); r < s.posts.count; r++) {
         const v = p.author[r];

@@ -10,6 +10,7 @@ import { InputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
 import { mergeParams } from './strictParams.ts';
+import { resumableRun } from './resume.ts';
 import { createProgress } from './progress.ts';
 import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
@@ -119,6 +120,39 @@ function untilSignal(): Promise<void> {
   });
 }
 
+/** Flags that shape a run's results: with --resume they come from the recorded run. */
+const RUN_SHAPING = ['agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
+
+/** For `run --resume DIR`: the recorded run's scenario and options, after checking it can resume. */
+function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: Command) {
+  if (scenarioArg) throw new InputError(`--resume ${dirArg} takes the scenario from the run; leave out "${scenarioArg}"`);
+  for (const k of RUN_SHAPING) {
+    if (cmd.getOptionValueSource(k) === 'cli') {
+      const flag = '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+      throw new InputError(`--resume ${dirArg} takes ${flag} from the recorded run; leave ${flag} out`);
+    }
+  }
+  if (cmd.getOptionValueSource('llm') === 'cli') throw new InputError(`--resume ${dirArg} takes --llm from the recorded run; leave --llm out`);
+  const { manifest } = resumableRun(path.resolve(dirArg), dirArg);
+  const inv = manifest.invocation!;
+  return {
+    scenario: inv.scenarioFile ?? manifest.scenario.name,
+    params: inv.params,
+    graphRead: inv.graphRead as ReturnType<typeof graphReadOptions>,
+    opts: {
+      agents: inv.agents,
+      steps: inv.steps,
+      seed: manifest.seed,
+      graph: inv.graphFile,
+      out: dirArg,
+      snapshotEvery: inv.snapshotEvery,
+      stepSeconds: inv.stepSeconds,
+      events: inv.events,
+      ...(cmd.getOptionValueSource('checkpointEvery') !== 'cli' && { checkpointEvery: inv.checkpointEvery }),
+    },
+  };
+}
+
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -131,7 +165,7 @@ export function buildProgram(): Command {
   program
     .command('run')
     .description(`Run a scenario and write its run directory.\nBundled scenarios: ${bundledScenarios().join(', ')}`)
-    .argument('<scenario>', 'a bundled scenario name or a path to a scenario .ts file')
+    .argument('[scenario]', 'a bundled scenario name or a path to a scenario .ts file (not with --resume)')
     .option('--agents <n>', 'number of agents (default: the scenario\'s); with --graph, node ids are 0..n-1 as-is', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--steps <n>', 'number of steps (default: the scenario\'s)', intFlag('--steps', 0))
     .option('--seed <n>', 'random seed (non-negative integer)', intFlag('--seed', 0), 1)
@@ -142,6 +176,8 @@ export function buildProgram(): Command {
     .option('--undirected', 'read --graph as undirected, each line a mutual tie (default for the classic-model scenarios)')
     .option('--out <dir>', 'run directory (default: runs/<scenario>); must be new, empty or an earlier run (see --force)')
     .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
+    .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (heuristic runs; not yet --llm openai|replay)')
+    .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
     .option('--events', 'also write events.arrow, the full action trace (large)')
@@ -158,16 +194,21 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
     .addOption(new Option('--quiet', 'no progress output'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
-    .action(async (scenarioArg: string, opts) => {
-      const { scenario, file } = await loadScenario(scenarioArg);
+    .action(async (scenarioArg: string | undefined, opts, cmd: Command) => {
+      const resumed = opts.resume ? resumeInvocation(scenarioArg, opts.resume, cmd) : undefined;
+      if (resumed) {
+        Object.assign(opts, resumed.opts);
+        scenarioArg = resumed.scenario;
+      } else if (!scenarioArg) throw new InputError('socsim run needs a scenario (a bundled name or a .ts file), or --resume DIR');
+      const { scenario, file } = await loadScenario(scenarioArg!);
       const overrides = parseSets(opts.set);
       const defaults = scenario.params.safeParse({});
       if (!defaults.success) throw paramError(scenario.name, defaults.error, scenario.params, {});
-      const params = mergeParams(scenario.params, defaults.data, overrides) as Record<string, unknown>;
+      const params = resumed?.params ?? (mergeParams(scenario.params, defaults.data, overrides) as Record<string, unknown>);
       // Unknown or invalid parameters fail here, before --serve starts a server.
       const checked = scenario.params.safeParse(params);
       if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, params);
-      const graphRead = graphReadOptions(opts, overrides);
+      const graphRead = resumed ? resumed.graphRead : graphReadOptions(opts, overrides);
       const signal = { stopRequested: false };
       const onSignal = () => {
         if (signal.stopRequested) process.exit(130);
@@ -203,6 +244,8 @@ export function buildProgram(): Command {
         graphRead,
         out: opts.out,
         force: !!opts.force,
+        resume: !!resumed,
+        checkpointEvery: opts.checkpointEvery,
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,

@@ -4,11 +4,24 @@ import path from 'node:path';
 import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Manifest } from './runDirectory.ts';
+import { effectiveStatus, writerState } from './resume.ts';
 
 function describeArrow(file: string): string {
   const t = readArrowFile(file);
   const cols = t.schema.fields.map((f) => `${f.name}:${String(f.type)}`).join(', ');
   return `${t.numRows} rows; ${cols}`;
+}
+
+/** The status, with what a reader can do about it: a dead "running" run was interrupted. */
+function statusLine(m: Manifest, dir: string): string {
+  const status = effectiveStatus(m);
+  let line = status + (m.error ? `: ${m.error}` : '');
+  if (m.status === 'running' && status === 'interrupted') line += ` (process ${m.pid} is gone)`;
+  else if (m.status === 'running' && writerState(m) === 'unknown' && m.host) line += ` (on ${m.host}, process ${m.pid ?? '?'}; cannot check from here)`;
+  if (status === 'interrupted' || status === 'failed') {
+    line += m.checkpoint ? `; resume from step ${m.checkpoint.step} with: socsim run --resume ${dir}` : '; no checkpoint to resume from';
+  }
+  return line;
 }
 
 export function inspectRun(dir: string): string {
@@ -25,7 +38,7 @@ export function inspectRun(dir: string): string {
   const lines = [
     `run        ${path.resolve(dir)}`,
     `scenario   ${m.scenario.name} (${m.scenario.file})`,
-    `status     ${m.status}${m.error ? `: ${m.error}` : ''}`,
+    `status     ${statusLine(m, dir)}`,
     `size       ${m.agents} agents, ${m.edges} edges (${m.directed ? 'directed' : 'undirected'})`,
     `steps      ${m.steps_completed}/${m.steps_requested}, median ${med.toFixed(1)} ms/step, set-up ${m.setup_seconds.toFixed(1)} s`,
     `seed       ${m.seed}   threads ${m.threads}   backend ${m.backend}`,

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ArrowFileAppender, FileWriteError, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, FileWriteError, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import { InputError } from '../sim-core/errors.ts';
@@ -47,7 +47,33 @@ export interface Manifest {
   llm: { provider: string; model?: string; base_url?: string; cache?: string; every?: number; budget?: number; samples?: number };
   /** Whether events.arrow (the full action trace) was written. */
   events?: boolean;
+  /** The process writing the run, so `inspect` and `--resume` can tell a dead run from a live one. */
+  pid?: number;
+  host?: string;
+  /** What `socsim run --resume` needs to set the same run up again (see runner/resume.ts). */
+  invocation?: Invocation;
+  /** The last checkpoint: the step after which it was taken and its file. */
+  checkpoint?: { step: number; file: string; bytes: number; seconds: number };
+  /** Each time the run was resumed: from which step, when, and how long restoring took. */
+  resumed?: Array<{ from_step: number; at: string; restore_seconds: number }>;
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
+}
+
+/** The run options a resumed run takes from its manifest (everything that shapes its results). */
+export interface Invocation {
+  /** The scenario file, absolute (a resume may start from another directory). */
+  scenarioFile?: string;
+  /** --agents as given (undefined: the scenario's default), which matters for a --graph file. */
+  agents?: number;
+  steps: number;
+  params: Record<string, unknown>;
+  graphFile?: string;
+  graphRead?: Record<string, unknown>;
+  snapshotEvery: number;
+  stepSeconds: number;
+  events: boolean;
+  /** --checkpoint-every as given (undefined: automatic). */
+  checkpointEvery?: number;
 }
 
 /**
@@ -67,7 +93,7 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 }
 
 /** Files a run writes at the top of its directory (phases may add more; the manifest lists them). */
-const RUN_FILES = ['manifest.json', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
+const RUN_FILES = ['manifest.json', 'checkpoint.bin', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
 /** A snapshot in agents/, or what an interrupted atomic write of one left. */
 const SNAPSHOT_FILE = /^step-\d{6,}\.arrow(\.tmp)?$/;
 /** A manifest-listed name that stays inside the directory: no separators, no leading dot. */
@@ -207,11 +233,17 @@ export function writeGraph(file: string, graph: Graph): void {
 /** The metrics table: step, simulated time, then each phase's metrics, one row per step. */
 export class MetricsWriter {
   private readonly appender: ArrowFileAppender;
+  /** Opens `file` anew, or, given a checkpoint's `resume` state, as it was at that checkpoint. */
   constructor(
     file: string,
     private readonly schema: Array<[string, MetricType]>,
+    resume?: AppenderState,
   ) {
-    this.appender = ArrowFileAppender.open(file, this.columns([0], [0], schema.map(() => [])));
+    const cols = this.columns([0], [0], schema.map(() => []));
+    this.appender = resume ? ArrowFileAppender.resume(file, cols, resume) : ArrowFileAppender.open(file, cols);
+  }
+  state(): AppenderState {
+    return this.appender.state();
   }
   private columns(step: number[], time: number[], values: number[][]): ColumnData[] {
     return [

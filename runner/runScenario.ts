@@ -5,6 +5,7 @@
  * `"status": "interrupted"`.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -12,10 +13,14 @@ import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
-import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
+import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
+import type { Graph } from '../sim-core/csr.ts';
+import type { Phase } from '../sim-core/phase.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
 import { keysAt, unknownKeyMessage } from './strictParams.ts';
+import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import {
@@ -28,6 +33,21 @@ import {
   writeJsonAtomic,
   type Manifest,
 } from './runDirectory.ts';
+
+/** What a checkpoint records besides the state itself: the step and where every file stood. */
+interface CheckpointMeta {
+  step: number;
+  appenders: Record<string, AppenderState>;
+  metrics: AppenderState;
+  /** Whether follows had changed the graph (graph-end.arrow is then written at the end). */
+  graphChanged: boolean;
+  manifest: Pick<Manifest, 'steps_completed' | 'step_wall_ms' | 'phase_wall_ms'> & { agents: string[] };
+}
+
+/** Everything a run carries between steps: agent columns, the graph, each phase's state. */
+function stateRoot(agents: World['agents'], graph: Graph, phases: readonly Phase[]): object {
+  return { agents: agents.columns, graph, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])) };
+}
 
 export interface RunOptions {
   agents?: number;
@@ -56,21 +76,36 @@ export interface RunOptions {
   signal?: { stopRequested: boolean };
   /** Run kernels on this executor instead of creating one for `threads` (the caller closes it). */
   executor?: Executor;
+  /** Checkpoint every this many steps (0 = never); unset: automatic (runner/resume.ts). */
+  checkpointEvery?: number;
+  /**
+   * Continue the interrupted run in `out` from its last checkpoint. The other options must be
+   * the recorded run's (`resumeOptions` reads them from its manifest); `threads` may differ.
+   */
+  resume?: boolean;
 }
 
 /** The run directory's extra files, opened by phases through `world.out`. */
 class Outputs implements RunOutputs {
   private readonly open = new Map<string, ArrowFileAppender>();
   private readonly written: string[] = [];
+  /** `resume`: where each appended file stood at the checkpoint being resumed. */
   constructor(
     readonly dir: string,
     readonly events: boolean,
+    private readonly resume?: Record<string, AppenderState>,
   ) {}
   appender(name: string, schema: ColumnData[]): ArrowFileAppender {
     if (this.open.has(name)) throw new Error(`${name} is already open`);
-    const a = ArrowFileAppender.open(path.join(this.dir, name), schema);
+    const file = path.join(this.dir, name);
+    const at = this.resume?.[name];
+    const a = at ? ArrowFileAppender.resume(file, schema, at) : ArrowFileAppender.open(file, schema);
     this.open.set(name, a);
     return a;
+  }
+  /** Where every open appender stands (for a checkpoint). */
+  states(): Record<string, AppenderState> {
+    return Object.fromEntries([...this.open].map(([name, a]) => [name, a.state()]));
   }
   writeFile(name: string, columns: ColumnData[], rows: number, metadata?: Record<string, string>): void {
     writeArrowFile(path.join(this.dir, name), columns, rows, metadata);
@@ -130,8 +165,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const snapshotEvery = o.snapshotEvery ?? scenario.defaults.snapshotEvery ?? 0;
   const outLabel = o.out ?? path.join('runs', scenario.name);
   const dir = path.resolve(outLabel);
+  const resuming = o.resume ? resumableRun(dir, outLabel) : undefined;
   // Refuse a directory we may not write into before building anything (again when preparing it).
-  checkRunDirectory(dir, { force: o.force, label: outLabel });
+  if (!resuming) checkRunDirectory(dir, { force: o.force, label: outLabel });
 
   // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
@@ -141,7 +177,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const started = new Date();
   const t0 = performance.now();
   let peakRss = process.memoryUsage().rss;
-  const manifest: Manifest = {
+  const fresh: Manifest = {
     format: 'socsim-run/1',
     scenario: { name: scenario.name, file: o.scenarioFile ?? '', description: scenario.description },
     parameters: params,
@@ -168,7 +204,24 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       : { provider: 'heuristic' },
     peak_rss_bytes: 0,
     files: { metrics: 'metrics.arrow', graph: 'graph.arrow', agents: [] },
+    invocation: {
+      scenarioFile: o.scenarioFile ? path.resolve(o.scenarioFile) : undefined,
+      agents: o.agents,
+      steps,
+      params,
+      graphFile: o.graphFile,
+      graphRead: o.graphRead as Record<string, unknown> | undefined,
+      snapshotEvery,
+      stepSeconds,
+      events: o.events ?? false,
+      checkpointEvery: o.checkpointEvery,
+    },
   };
+  // A resumed run keeps its manifest (parameters, start time, the steps it has) and says so.
+  const manifest: Manifest = resuming ? { ...resuming.manifest, threads, status: 'running', error: undefined, finished_at: undefined } : fresh;
+  manifest.pid = process.pid;
+  manifest.host = os.hostname();
+  const policy = new CheckpointPolicy(o.checkpointEvery);
   let metrics: MetricsWriter | undefined;
   let prepared = false;
   let finishPhases: (() => Promise<void>) | undefined;
@@ -218,18 +271,20 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.graph_file = world0.graphSource;
     }
     await releaseMemory();
-    prepareRunDirectory(dir, { force: o.force, label: outLabel });
+    const ckpt = resuming ? readCheckpoint<CheckpointMeta>(resuming.checkpoint) : undefined;
+    if (!resuming) prepareRunDirectory(dir, { force: o.force, label: outLabel });
     prepared = true;
     // The manifest comes first, so the directory is recognisable as a run from now on.
     writeJsonAtomic(manifestFile, manifest);
     llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
-    const outputs = new Outputs(dir, o.events ?? false);
+    const outputs = new Outputs(dir, o.events ?? false, ckpt?.meta.appenders);
     closeOutputs = () => outputs.close();
     const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };
     const phases = world0.phases;
+    let graphChanged = ckpt?.meta.graphChanged ?? false;
     finishPhases = async () => {
       for (const p of phases) await p.finish?.(world);
-      if (world.graph !== world0.graph) {
+      if (graphChanged || world.graph !== world0.graph) {
         writeGraph(path.join(dir, 'graph-end.arrow'), world.graph);
         manifest.files.graph_end = 'graph-end.arrow';
       }
@@ -241,8 +296,6 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     for (const p of phases) await p.init?.(world);
     checkPhases(world, phases);
 
-    writeJsonAtomic(manifestFile, manifest);
-    writeGraph(path.join(dir, 'graph.arrow'), world.graph);
     const ids = sharedArray('i32', world.agents.length);
     for (let i = 0; i < ids.length; i++) ids[i] = i;
     const snapshot = (step: number) => {
@@ -250,21 +303,57 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       writeArrowFile(path.join(dir, name), snapshotColumns(world.agents, ids), world.agents.length, { step: String(step) });
       manifest.files.agents.push(name);
     };
-    snapshot(0);
-    metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
-    // Classic models also report the initial state, as a first row with step -1.
-    const initial = await measureInitial(world, phases);
-    if (initial) metrics.append(INITIAL_STEP, INITIAL_STEP * stepSeconds, initial);
-    manifest.setup_seconds = (performance.now() - t0) / 1000;
+    let first = 0;
+    if (ckpt && resuming) {
+      // Same set-up, then the state of the checkpoint on top; the files go back to that step too.
+      const tr = performance.now();
+      ckpt.restoreInto(stateRoot(world.agents, world.graph, phases));
+      const m = ckpt.meta;
+      first = m.step;
+      metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);
+      manifest.steps_completed = m.manifest.steps_completed;
+      manifest.step_wall_ms = m.manifest.step_wall_ms;
+      manifest.phase_wall_ms = m.manifest.phase_wall_ms;
+      manifest.files.agents = m.manifest.agents;
+      // Snapshots past the checkpoint are written again when their step comes.
+      const keep = new Set(m.manifest.agents);
+      for (const f of fs.readdirSync(path.join(dir, 'agents'))) if (!keep.has(`agents/${f}`)) fs.rmSync(path.join(dir, 'agents', f), { force: true });
+      (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), restore_seconds: (performance.now() - tr) / 1000 });
+    } else {
+      writeJsonAtomic(manifestFile, manifest);
+      writeGraph(path.join(dir, 'graph.arrow'), world.graph);
+      snapshot(0);
+      metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
+      // Classic models also report the initial state, as a first row with step -1.
+      const initial = await measureInitial(world, phases);
+      if (initial) metrics.append(INITIAL_STEP, INITIAL_STEP * stepSeconds, initial);
+    }
+    const checkpoint = (done: number) => {
+      const tc = performance.now();
+      graphChanged ||= world.graph !== world0.graph;
+      const meta: CheckpointMeta = {
+        step: done,
+        appenders: outputs.states(),
+        metrics: metrics!.state(),
+        graphChanged,
+        manifest: { steps_completed: done, step_wall_ms: [...manifest.step_wall_ms], phase_wall_ms: structuredClone(manifest.phase_wall_ms), agents: [...manifest.files.agents] },
+      };
+      const bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases), meta);
+      const ms = performance.now() - tc;
+      policy.record(ms);
+      manifest.checkpoint = { step: done, file: CHECKPOINT_FILE, bytes, seconds: Math.round(ms) / 1000 };
+    };
+    if (!resuming) manifest.setup_seconds = (performance.now() - t0) / 1000;
     manifest.rss_after_setup_bytes = process.memoryUsage().rss;
     peakRss = Math.max(peakRss, manifest.rss_after_setup_bytes);
     writeJsonAtomic(manifestFile, manifest);
-    log(`set up ${world.agents.length} agents, ${manifest.edges} edges in ${manifest.setup_seconds.toFixed(1)} s`);
+    log(`set up ${world.agents.length} agents, ${manifest.edges} edges in ${((performance.now() - t0) / 1000).toFixed(1)} s${resuming ? `; resuming after step ${first}` : ''}`);
 
-    for (let step = 0; step < steps; step++) {
+    for (let step = first; step < steps; step++) {
       // With one thread a step never leaves the microtask queue; yield so signals get handled.
       await new Promise((resolve) => setImmediate(resolve));
       if (o.signal?.stopRequested) {
+        if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) checkpoint(step);
         await finish('interrupted');
         return { dir, manifest };
       }
@@ -280,9 +369,13 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
       manifest.steps_completed = done;
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
+      if (policy.due(done, steps)) checkpoint(done);
       writeJsonAtomic(manifestFile, manifest);
       o.onStep?.(step, steps, wall, m);
     }
+    // A complete run needs no checkpoint (it can be large): drop it.
+    fs.rmSync(path.join(dir, CHECKPOINT_FILE), { force: true });
+    manifest.checkpoint = undefined;
     await finish('completed');
     return { dir, manifest };
   } catch (err) {

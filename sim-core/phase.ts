@@ -50,6 +50,13 @@ export interface Phase {
   writes: readonly string[];
   /** Metrics this phase reports every step, in order. */
   metrics?: Readonly<Record<string, MetricType>>;
+  /**
+   * What this phase carries from one step to the next besides agent columns and the graph (posts,
+   * feeds, counters, candidate structures...), as one object. A checkpoint saves it and a resumed
+   * run restores it in place after `init` (sim-core/checkpoint.ts); scratch buffers that every step
+   * rewrites before reading need not be reachable from it. Phases may share one object.
+   */
+  state?: object;
   /** Called once before the first step (allocate state, seed a cascade). */
   init?(world: World): Promise<void> | void;
   run(world: World, ctx: StepContext): Promise<void> | void;

@@ -22,7 +22,7 @@
  * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size,
  * and failures are FileWriteErrors naming the file, the bytes and the OS error.
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writevSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, writevSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   Data,
@@ -634,6 +634,16 @@ class FooterEncoder {
     this.count--;
   }
 
+  /** The record-batch blocks so far: (offset, metadata length, body length) per batch. */
+  recordBatches(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const at = 24 * i;
+      out.push(Number(this.blocksView.getBigInt64(at, true)), this.blocksView.getInt32(at + 8, true), Number(this.blocksView.getBigInt64(at + 16, true)));
+    }
+    return out;
+  }
+
   /** Byte length of the footer flatbuffer as it stands. */
   get byteLength(): number {
     return this.head.byteLength + 24 * this.count;
@@ -869,6 +879,15 @@ export function writeArrowFile(path: string, columns: ColumnData[], rows: number
  * linearly (quadratic over a run). A table with one tiny batch per step over 10^5+ steps should
  * buffer rows and append every k steps.
  */
+/** An appender's position, saved in a checkpoint: where the next batch goes and the batches so far. */
+export interface AppenderState {
+  end: number;
+  rows: number;
+  batches: number;
+  /** (offset, metadata length, body length) of every record batch. */
+  blocks: number[];
+}
+
 export class ArrowFileAppender {
   private fd: number | undefined;
   private readonly plans: ColumnPlan[];
@@ -903,6 +922,45 @@ export class ArrowFileAppender {
     const parts = [...head.parts, EOS, ...head.footer.parts()];
     const fd = writeAtomically(path, parts, true)!;
     return new ArrowFileAppender(path, fd, plans, head.footer, head.length);
+  }
+
+  /**
+   * Reopens a file this appender wrote, as it was when `state()` was taken (a checkpoint): the
+   * batches after that point are cut off, and the file is a valid Arrow file holding exactly the
+   * first `state.batches` batches again, byte-identical to the file at that moment. The schema
+   * must be the one the file was opened with (its head is compared byte for byte).
+   */
+  static resume(path: string, schemaColumns: ColumnData[], state: AppenderState, metadata?: Record<string, string>): ArrowFileAppender {
+    const plans = planColumns(schemaColumns);
+    const head = fileHead(plans, schemaOf(plans, metadata));
+    const fd = openSync(path, 'r+');
+    try {
+      const size = fstatSync(fd).size;
+      if (size < state.end) throw new Error(`${path} is shorter (${size} bytes) than at the checkpoint (${state.end} bytes)`);
+      const expected = Buffer.concat(head.parts);
+      const actual = Buffer.alloc(expected.byteLength);
+      readSync(fd, actual, 0, actual.byteLength, 0);
+      if (!actual.equals(expected)) throw new Error(`${path} does not start with the schema this run writes`);
+      const b = state.blocks;
+      if (b.length !== 3 * state.batches) throw new Error(`${path}: checkpoint lists ${b.length / 3} batches, expected ${state.batches}`);
+      for (let i = 0; i < b.length; i += 3) head.footer.addRecordBatch(b[i], b[i + 1], b[i + 2]);
+      const tail = [EOS, ...head.footer.parts()];
+      writeAllAt(fd, tail, state.end, path);
+      ftruncateSync(fd, state.end + byteLengthOf(tail));
+      fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    const a = new ArrowFileAppender(path, fd, plans, head.footer, state.end);
+    a.rows = state.rows;
+    a.batches = state.batches;
+    return a;
+  }
+
+  /** Where the file stands now, for `resume` (a checkpoint). */
+  state(): AppenderState {
+    return { end: this.end, rows: this.rows, batches: this.batches, blocks: this.footer.recordBatches() };
   }
 
   get rowsWritten(): number {

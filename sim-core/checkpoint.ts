@@ -1,0 +1,251 @@
+/**
+ * Checkpoints: the mutable state of a run, saved to one file and restored into a freshly set-up
+ * world, so that a resumed run continues exactly where the checkpoint was taken.
+ *
+ * What is saved is a tree of plain data reachable from a root object: numbers, strings, booleans,
+ * undefined, plain objects and class instances (their own fields), arrays, Maps, Sets and typed
+ * arrays. Functions are skipped (a resumed run has the same code). Typed arrays are saved by their
+ * underlying buffer, once per buffer, so views that share a buffer (packed records read as Int32,
+ * Float32 and Int8) share it again after restoring. An object reachable along two paths is saved
+ * once and restored as one object.
+ *
+ * Restoring works in place: objects that exist in the live tree (built by the same set-up) get
+ * their fields overwritten, so every other holder of a reference to them sees the restored state;
+ * typed arrays, arrays, Maps and Sets are replaced by restored ones (Maps and Sets in place). A
+ * phase must therefore keep what it carries across steps in objects reachable from its `state`,
+ * not in closure variables that hold typed arrays.
+ *
+ * File layout: "SOCSIMCK" (8 bytes), format version (u32), JSON length (u32), the JSON tree, then
+ * each buffer at an 8-byte-aligned offset listed in the JSON. Written to a temporary name, fsynced
+ * and renamed, so a checkpoint file is complete or absent; large buffers go out in bounded writes.
+ */
+import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync, fstatSync } from 'node:fs';
+import type { TypedArray } from './table.ts';
+
+const MAGIC = 'SOCSIMCK';
+const VERSION = 1;
+const CHUNK = 64 << 20;
+
+const CTORS = {
+  Float32Array,
+  Float64Array,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+} as const;
+type CtorName = keyof typeof CTORS;
+
+type Encoded =
+  | number
+  | string
+  | boolean
+  | null
+  | { $u: 1 }
+  | { $n: 'NaN' | 'Infinity' | '-Infinity' | '-0' }
+  | { $ta: CtorName; buf: number; off: number; len: number }
+  | { $ref: number }
+  | { $obj: number; f: Record<string, Encoded> }
+  | { $arr: Encoded[] }
+  | { $map: Array<[Encoded, Encoded]>; id: number }
+  | { $set: Encoded[]; id: number };
+
+interface BufferEntry {
+  bytes: number;
+  shared: boolean;
+  at: number;
+}
+
+function isTypedArray(v: unknown): v is TypedArray {
+  return ArrayBuffer.isView(v) && !(v instanceof DataView);
+}
+
+class Encoder {
+  readonly buffers: Array<ArrayBufferLike> = [];
+  private readonly bufferIds = new Map<ArrayBufferLike, number>();
+  private readonly objectIds = new Map<object, number>();
+
+  encode(v: unknown): Encoded {
+    if (v === undefined) return { $u: 1 };
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return v as Encoded;
+    if (typeof v === 'number') {
+      if (Number.isNaN(v)) return { $n: 'NaN' };
+      if (v === Infinity) return { $n: 'Infinity' };
+      if (v === -Infinity) return { $n: '-Infinity' };
+      if (Object.is(v, -0)) return { $n: '-0' };
+      return v;
+    }
+    if (typeof v === 'function') throw new Error('functions are not state');
+    if (typeof v !== 'object') throw new Error(`cannot checkpoint a ${typeof v}`);
+    if (isTypedArray(v)) {
+      let buf = this.bufferIds.get(v.buffer);
+      if (buf === undefined) {
+        buf = this.buffers.length;
+        this.buffers.push(v.buffer);
+        this.bufferIds.set(v.buffer, buf);
+      }
+      const name = v.constructor.name as CtorName;
+      if (!(name in CTORS)) throw new Error(`cannot checkpoint a ${name}`);
+      return { $ta: name, buf, off: v.byteOffset, len: v.length };
+    }
+    const seen = this.objectIds.get(v);
+    if (seen !== undefined) return { $ref: seen };
+    const id = this.objectIds.size;
+    this.objectIds.set(v, id);
+    if (Array.isArray(v)) {
+      // Arrays are values, not identities: a second path to one would be a second copy.
+      this.objectIds.delete(v);
+      return { $arr: v.map((x) => this.encode(x)) };
+    }
+    if (v instanceof Map) return { $map: [...v].map(([k, x]) => [this.encode(k), this.encode(x)]), id };
+    if (v instanceof Set) return { $set: [...v].map((x) => this.encode(x)), id };
+    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) throw new Error('cannot checkpoint a bare buffer or DataView');
+    const f: Record<string, Encoded> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x === 'function') continue;
+      f[k] = this.encode(x);
+    }
+    return { $obj: id, f };
+  }
+}
+
+/** Writes `root`'s state to `file` (atomically: a temporary name, fsync, rename). Returns bytes written. */
+export function writeCheckpoint(file: string, root: object, meta: object): number {
+  const enc = new Encoder();
+  const tree = enc.encode(root);
+  const entries: BufferEntry[] = [];
+  const headerProbe = (at: number) => JSON.stringify({ meta, tree, buffers: entries.map((e) => ({ ...e, at: at + e.at })) });
+  let rel = 0;
+  for (const b of enc.buffers) {
+    entries.push({ bytes: b.byteLength, shared: b instanceof SharedArrayBuffer, at: rel });
+    rel += Math.ceil(b.byteLength / 8) * 8;
+  }
+  // The buffers start after the header; the header names their absolute offsets, whose digits
+  // change its length: settle the start by iterating (converges in two or three rounds).
+  let start = 0;
+  let json = '';
+  for (;;) {
+    json = headerProbe(start);
+    const next = Math.ceil((16 + Buffer.byteLength(json)) / 8) * 8;
+    if (next === start) break;
+    start = next;
+  }
+  const head = Buffer.alloc(start);
+  head.write(MAGIC, 0, 'latin1');
+  head.writeUInt32LE(VERSION, 8);
+  head.writeUInt32LE(Buffer.byteLength(json), 12);
+  head.write(json, 16, 'utf8');
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w');
+  let pos = 0;
+  const put = (bytes: Uint8Array) => {
+    for (let o = 0; o < bytes.byteLength; ) {
+      const n = writeSync(fd, bytes, o, Math.min(CHUNK, bytes.byteLength - o), pos);
+      o += n;
+      pos += n;
+    }
+  };
+  try {
+    put(head);
+    const pad = new Uint8Array(8);
+    for (const b of enc.buffers) {
+      put(new Uint8Array(b));
+      const extra = Math.ceil(b.byteLength / 8) * 8 - b.byteLength;
+      if (extra > 0) put(pad.subarray(0, extra));
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  return pos;
+}
+
+export interface Checkpoint<M = unknown> {
+  meta: M;
+  /** Restores the saved state into `live` (the same root object, freshly set up). */
+  restoreInto(live: object): void;
+}
+
+/** Reads a checkpoint file; buffers that were shared come back on SharedArrayBuffers. */
+export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const fixed = Buffer.alloc(16);
+    readSync(fd, fixed, 0, 16, 0);
+    if (fixed.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${file} is not a socsim checkpoint`);
+    const version = fixed.readUInt32LE(8);
+    if (version !== VERSION) throw new Error(`${file} has checkpoint format ${version}; this socsim reads ${VERSION}`);
+    const jsonBytes = Buffer.alloc(fixed.readUInt32LE(12));
+    readSync(fd, jsonBytes, 0, jsonBytes.length, 16);
+    const { meta, tree, buffers } = JSON.parse(jsonBytes.toString('utf8')) as { meta: M; tree: Encoded; buffers: BufferEntry[] };
+    const restored: ArrayBufferLike[] = buffers.map((e) => {
+      if (e.at + e.bytes > size) throw new Error(`${file} is truncated`);
+      const b = e.shared ? new SharedArrayBuffer(e.bytes) : new ArrayBuffer(e.bytes);
+      const view = new Uint8Array(b);
+      for (let o = 0; o < e.bytes; ) {
+        const n = readSync(fd, view, o, Math.min(CHUNK, e.bytes - o), e.at + o);
+        if (n <= 0) throw new Error(`${file} is truncated`);
+        o += n;
+      }
+      return b;
+    });
+    return { meta, restoreInto: (live) => new Decoder(restored).into(live, tree) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+class Decoder {
+  private readonly arrays = new Map<string, TypedArray>();
+  private readonly objects = new Map<number, unknown>();
+  constructor(private readonly buffers: ArrayBufferLike[]) {}
+
+  private typed(e: { $ta: CtorName; buf: number; off: number; len: number }): TypedArray {
+    const k = `${e.buf}:${e.$ta}:${e.off}:${e.len}`;
+    let a = this.arrays.get(k);
+    if (!a) {
+      a = new CTORS[e.$ta](this.buffers[e.buf] as ArrayBuffer, e.off, e.len) as TypedArray;
+      this.arrays.set(k, a);
+    }
+    return a;
+  }
+
+  /** A value for a slot whose live content is `live` (restored in place where it can be). */
+  value(e: Encoded, live: unknown): unknown {
+    if (e === null || typeof e !== 'object') return e;
+    if ('$u' in e) return undefined;
+    if ('$n' in e) return e.$n === '-0' ? -0 : Number(e.$n);
+    if ('$ta' in e) return this.typed(e);
+    if ('$ref' in e) return this.objects.get(e.$ref);
+    if ('$arr' in e) return e.$arr.map((x) => this.value(x, undefined));
+    if ('$map' in e) {
+      const m = live instanceof Map ? live : new Map();
+      this.objects.set(e.id, m);
+      m.clear();
+      for (const [k, x] of e.$map) m.set(this.value(k, undefined), this.value(x, undefined));
+      return m;
+    }
+    if ('$set' in e) {
+      const s = live instanceof Set ? live : new Set();
+      this.objects.set(e.id, s);
+      s.clear();
+      for (const x of e.$set) s.add(this.value(x, undefined));
+      return s;
+    }
+    const target = live !== null && typeof live === 'object' && !isTypedArray(live) && !Array.isArray(live) && !(live instanceof Map) && !(live instanceof Set) ? live : {};
+    return this.into(target, e);
+  }
+
+  into(target: object, e: Encoded): object {
+    if (e === null || typeof e !== 'object' || !('$obj' in e)) throw new Error('checkpoint root must be an object');
+    this.objects.set(e.$obj, target);
+    const t = target as Record<string, unknown>;
+    for (const [k, x] of Object.entries(e.f)) t[k] = this.value(x, t[k]);
+    return target;
+  }
+}

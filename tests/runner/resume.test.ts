@@ -1,0 +1,118 @@
+/**
+ * Resume: a run killed with SIGKILL at an arbitrary point (or stopped with Ctrl-C), then continued
+ * with `socsim run --resume DIR`, ends with files byte-identical to the same run uninterrupted.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, socsim, tempDir } from './cliHelpers.ts';
+
+const tmp = tempDir('socsim-resume-');
+
+/** Every file of a run except the manifest (wall times differ), relative to the run directory. */
+function runFiles(dir: string): string[] {
+  const top = fs.readdirSync(dir).filter((f) => f.endsWith('.arrow'));
+  const agents = fs.readdirSync(path.join(dir, 'agents')).map((f) => `agents/${f}`);
+  return [...top, ...agents].sort();
+}
+
+function expectSameFiles(a: string, b: string): void {
+  expect(runFiles(b)).toEqual(runFiles(a));
+  for (const f of runFiles(a)) expect(fs.readFileSync(path.join(b, f)).equals(fs.readFileSync(path.join(a, f))), f).toBe(true);
+}
+
+const steps = (dir: string): number => {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { steps_completed: number }).steps_completed;
+  } catch {
+    return -1; // not written yet, or caught mid-rename
+  }
+};
+
+/** Starts a run and sends `signal` once its manifest reports at least `after` completed steps. */
+function runAndStop(args: string[], dir: string, after: number, signal: NodeJS.Signals): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args, '--out', dir, '--quiet'], { cwd: ROOT, stdio: 'ignore' });
+    const poll = setInterval(() => {
+      if (steps(dir) >= after) {
+        clearInterval(poll);
+        child.kill(signal);
+      }
+    }, 2);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      resolve(code);
+    });
+  });
+}
+
+const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '14', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2'];
+const SIR = ['run', 'sir', '--agents', '150000', '--steps', '12', '--seed', '2', '--set', 'beta=0.05', '--checkpoint-every', '3'];
+
+describe('socsim run --resume', () => {
+  const socialRef = path.join(tmp, 'social-ref');
+  const sirRef = path.join(tmp, 'sir-ref');
+
+  it('reference runs complete and leave no checkpoint', () => {
+    expect(socsim([...SOCIAL, '--out', socialRef]).code).toBe(0);
+    expect(socsim([...SIR, '--out', sirRef, '--threads', '2']).code).toBe(0);
+    expect(fs.existsSync(path.join(socialRef, 'checkpoint.bin'))).toBe(false);
+  });
+
+  for (const after of [3, 8]) {
+    it(`social-feed killed (SIGKILL) after step ${after} resumes to identical files`, async () => {
+      const dir = path.join(tmp, `social-kill-${after}`);
+      const code = await runAndStop(SOCIAL, dir, after, 'SIGKILL');
+      expect(code).toBe(null); // killed, not finished
+      const done = steps(dir);
+      expect(done).toBeGreaterThanOrEqual(after);
+      expect(done).toBeLessThan(14);
+      const inspect = socsim(['inspect', dir]);
+      expect(inspect.stdout).toMatch(/status\s+interrupted \(process \d+ is gone\); resume from step \d+/);
+      const r = socsim(['run', '--resume', dir, '--quiet']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expectSameFiles(socialRef, dir);
+      const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+      expect(m.status).toBe('completed');
+      expect(m.steps_completed).toBe(14);
+      expect(m.resumed).toHaveLength(1);
+      expect(m.resumed[0].from_step % 2).toBe(0);
+      expect(fs.existsSync(path.join(dir, 'checkpoint.bin'))).toBe(false);
+      expect(socsim(['run', '--resume', dir]).stderr).toMatch(/the run is complete \(14 steps\); nothing to resume/);
+    }, 120_000);
+  }
+
+  it('sir stopped with Ctrl-C on 2 threads resumes on 1 thread to identical files', async () => {
+    const dir = path.join(tmp, 'sir-int');
+    const code = await runAndStop([...SIR, '--threads', '2'], dir, 5, 'SIGINT');
+    expect(code).toBe(130);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(m.status).toBe('interrupted');
+    // Ctrl-C takes a checkpoint where it stops, so nothing done is lost.
+    expect(m.checkpoint.step).toBe(m.steps_completed);
+    const r = socsim(['run', '--resume', dir, '--threads', '1', '--quiet']);
+    expect(r.code).toBe(0);
+    expectSameFiles(sirRef, dir);
+  }, 120_000);
+
+  it('refuses what it cannot resume, with the reason (exit 2)', async () => {
+    const dir = path.join(tmp, 'social-refuse');
+    await runAndStop(SOCIAL, dir, 4, 'SIGKILL');
+    let r = socsim(['run', '--resume', dir, '--seed', '9']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/takes --seed from the recorded run; leave --seed out/);
+    r = socsim(['run', 'voter', '--resume', dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/takes the scenario from the run/);
+    fs.rmSync(path.join(dir, 'checkpoint.bin'));
+    r = socsim(['run', '--resume', dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no checkpoint/);
+    r = socsim(['run', '--resume', path.join(tmp, 'nowhere')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not a socsim run directory/);
+  }, 120_000);
+});

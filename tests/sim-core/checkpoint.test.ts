@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCheckpoint, writeCheckpoint } from '../../sim-core/checkpoint.ts';
+import { sharedArray } from '../../sim-core/table.ts';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-ckpt-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+class Counter {
+  count = 0;
+  readonly seen = new Set<number>();
+  bump(x: number): void {
+    this.count++;
+    this.seen.add(x);
+  }
+}
+
+/** A small world shaped like the real ones: shared columns, packed views, class instances, maps. */
+function build() {
+  const rec = sharedArray('i32', 8);
+  const counter = new Counter();
+  const shared = { label: 'shared', values: [1, 2, 3] };
+  return {
+    columns: { opinion: sharedArray('f32', 5), state: sharedArray('u8', 5) },
+    records: { rec, recF: new Float32Array(rec.buffer), recQ: new Int8Array(rec.buffer) },
+    counter,
+    tracks: new Map<number, { users: Set<number>; depth: number }>(),
+    a: shared,
+    b: shared,
+    odd: { nan: NaN, inf: -Infinity, negZero: -0, none: undefined as number | undefined },
+    plain: new Float64Array(3),
+  };
+}
+
+describe('checkpoint', () => {
+  it('restores a changed world into a fresh one, in place, keeping identities and shared buffers', () => {
+    const live = build();
+    live.columns.opinion.set([0.1, -0.2, 0.3, 0.4, 0.5]);
+    live.columns.state[2] = 7;
+    live.records.rec[0] = 42;
+    live.records.recF[1] = 1.5;
+    live.counter.bump(3);
+    live.counter.bump(9);
+    live.tracks.set(5, { users: new Set([1, 2]), depth: 3 });
+    live.a.values.push(4);
+    live.odd.none = 11;
+    live.plain[2] = Math.PI;
+    const file = path.join(tmp, 'a.bin');
+    writeCheckpoint(file, live, { step: 7 });
+
+    const fresh = build();
+    const counter = fresh.counter;
+    const tracks = fresh.tracks;
+    const ck = readCheckpoint<{ step: number }>(file);
+    expect(ck.meta).toEqual({ step: 7 });
+    ck.restoreInto(fresh);
+    expect(Array.from(fresh.columns.opinion)).toEqual(Array.from(live.columns.opinion));
+    expect(fresh.columns.state[2]).toBe(7);
+    // Shared columns stay shared (the worker pool needs them); views of one buffer share it again.
+    expect(fresh.columns.opinion.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(fresh.plain.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(fresh.records.recF.buffer).toBe(fresh.records.rec.buffer);
+    expect(fresh.records.recQ.buffer).toBe(fresh.records.rec.buffer);
+    expect(fresh.records.rec[0]).toBe(42);
+    expect(fresh.records.recF[1]).toBe(1.5);
+    // Objects are restored in place: references held elsewhere see the restored state.
+    expect(fresh.counter).toBe(counter);
+    expect(counter.count).toBe(2);
+    expect([...counter.seen]).toEqual([3, 9]);
+    counter.bump(1);
+    expect(fresh.tracks).toBe(tracks);
+    expect(tracks.get(5)!.users.has(2)).toBe(true);
+    expect(fresh.a).toBe(fresh.b);
+    expect(fresh.a.values).toEqual([1, 2, 3, 4]);
+    expect(Number.isNaN(fresh.odd.nan)).toBe(true);
+    expect(fresh.odd.inf).toBe(-Infinity);
+    expect(Object.is(fresh.odd.negZero, -0)).toBe(true);
+    expect(fresh.odd.none).toBe(11);
+    expect(fresh.plain[2]).toBe(Math.PI);
+  });
+
+  it('a truncated or foreign file is refused, and a failed write leaves no checkpoint', () => {
+    const file = path.join(tmp, 'b.bin');
+    writeCheckpoint(file, build(), {});
+    const bytes = fs.readFileSync(file);
+    fs.writeFileSync(path.join(tmp, 'cut.bin'), bytes.subarray(0, bytes.length - 8));
+    expect(() => readCheckpoint(path.join(tmp, 'cut.bin'))).toThrow(/truncated/);
+    fs.writeFileSync(path.join(tmp, 'other.bin'), 'not a checkpoint at all');
+    expect(() => readCheckpoint(path.join(tmp, 'other.bin'))).toThrow(/not a socsim checkpoint/);
+    expect(() => writeCheckpoint(path.join(tmp, 'c.bin'), { f: new DataView(new ArrayBuffer(4)) }, {})).toThrow();
+    expect(fs.existsSync(path.join(tmp, 'c.bin'))).toBe(false);
+  });
+});
