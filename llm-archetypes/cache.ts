@@ -72,34 +72,43 @@ function readEntries(file: string): { text: string; entries: CacheEntry[] } {
 export interface RunLog {
   /** Starts the run directory's llm-cache.jsonl. */
   recordTo(file: string): void;
+  /** Bytes of llm-cache.jsonl written so far (a checkpoint records it). */
+  position(): number;
+  /** For a resumed run: continues llm-cache.jsonl as it was at a checkpoint, `bytes` long. */
+  resumeTo(file: string, bytes: number): void;
+  /** What the log carries from step to step besides the file (a checkpoint saves it). */
+  readonly state: object;
   close(): void;
 }
 
 /** The cache of a live run: serves completions, logs every outcome to the run's llm-cache.jsonl. */
 export class LlmCache implements RunLog {
-  /** Completions of a reused cache file, served as hits. */
-  private readonly reused = new Map<string, CacheEntry>();
-  /** Completions this run has logged (received, or served from `reused`). */
-  private readonly logged = new Map<string, CacheEntry>();
+  readonly state = {
+    /** Completions of a reused cache file, served as hits. */
+    reused: new Map<string, CacheEntry>(),
+    /** Completions this run has logged (received, or served from `reused`). */
+    logged: new Map<string, CacheEntry>(),
+  };
   private fd: number | undefined;
+  private written = 0;
 
   /** Loads a recorded cache for reuse; its failures are dropped (they are never served). */
   static load(file: string): LlmCache {
     const c = new LlmCache();
-    for (const e of readEntries(file).entries) if (isReply(e) && !c.reused.has(e.key)) c.reused.set(e.key, e);
+    for (const e of readEntries(file).entries) if (isReply(e) && !c.state.reused.has(e.key)) c.state.reused.set(e.key, e);
     return c;
   }
 
   /** How many keys have a completion to serve. */
   get size(): number {
-    let n = this.reused.size;
-    for (const k of this.logged.keys()) if (!this.reused.has(k)) n++;
+    let n = this.state.reused.size;
+    for (const k of this.state.logged.keys()) if (!this.state.reused.has(k)) n++;
     return n;
   }
 
   /** A completion for `key`, or undefined: failures are never served. */
   get(key: string): CacheEntry | undefined {
-    return this.logged.get(key) ?? this.reused.get(key);
+    return this.state.logged.get(key) ?? this.state.reused.get(key);
   }
 
   /**
@@ -107,17 +116,32 @@ export class LlmCache implements RunLog {
    * marked as a hit, so the run's own file replays without the reused one; later hits add nothing.
    */
   served(e: CacheEntry): void {
-    if (!this.logged.has(e.key)) this.record({ ...e, cache_hit: true });
+    if (!this.state.logged.has(e.key)) this.record({ ...e, cache_hit: true });
   }
 
   /** Logs the outcome of a call; a completion becomes servable, a failure never does. */
   record(e: CacheEntry): void {
-    if (this.fd !== undefined) fs.writeSync(this.fd, JSON.stringify(e) + '\n');
-    if (isReply(e) && !this.logged.has(e.key)) this.logged.set(e.key, e);
+    if (this.fd !== undefined) {
+      const line = Buffer.from(JSON.stringify(e) + '\n');
+      fs.writeSync(this.fd, line);
+      this.written += line.byteLength;
+    }
+    if (isReply(e) && !this.state.logged.has(e.key)) this.state.logged.set(e.key, e);
   }
 
   recordTo(file: string): void {
     this.fd = fs.openSync(file, 'w');
+    this.written = 0;
+  }
+
+  position(): number {
+    return this.written;
+  }
+
+  resumeTo(file: string, bytes: number): void {
+    fs.truncateSync(file, bytes);
+    this.fd = fs.openSync(file, 'a');
+    this.written = bytes;
   }
 
   close(): void {
@@ -138,7 +162,8 @@ export interface RecordedSettings {
 /** A recorded run's llm-cache.jsonl, served in order by `--llm replay`. */
 export class ReplayLog implements RunLog {
   private readonly byKey = new Map<string, CacheEntry[]>();
-  private readonly used = new Map<string, number>();
+  /** How many of each key's outcomes the run has been served. */
+  readonly state = { used: new Map<string, number>() };
 
   private constructor(
     readonly file: string,
@@ -177,8 +202,8 @@ export class ReplayLog implements RunLog {
   next(key: string): CacheEntry | undefined {
     const list = this.byKey.get(key);
     if (!list) return undefined;
-    const n = this.used.get(key) ?? 0;
-    this.used.set(key, n + 1);
+    const n = this.state.used.get(key) ?? 0;
+    this.state.used.set(key, n + 1);
     if (n < list.length) return list[n];
     const reply = list.find(isReply);
     return reply && { ...reply, cache_hit: true };
@@ -187,6 +212,14 @@ export class ReplayLog implements RunLog {
   /** A replay's own llm-cache.jsonl is the replayed file, byte for byte. */
   recordTo(file: string): void {
     fs.writeFileSync(file, this.text);
+  }
+
+  position(): number {
+    return Buffer.byteLength(this.text);
+  }
+
+  resumeTo(file: string): void {
+    this.recordTo(file);
   }
 
   close(): void {}

@@ -139,6 +139,7 @@ function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: 
     scenario: inv.scenarioFile ?? manifest.scenario.name,
     params: inv.params,
     graphRead: inv.graphRead as ReturnType<typeof graphReadOptions>,
+    llm: inv.llm,
     opts: {
       agents: inv.agents,
       steps: inv.steps,
@@ -176,7 +177,7 @@ export function buildProgram(): Command {
     .option('--undirected', 'read --graph as undirected, each line a mutual tie (default for the classic-model scenarios)')
     .option('--out <dir>', 'run directory (default: runs/<scenario>); must be new, empty or an earlier run (see --force)')
     .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
-    .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (heuristic runs; not yet --llm openai|replay)')
+    .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (an --llm openai run needs the same server and key)')
     .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
@@ -249,7 +250,7 @@ export function buildProgram(): Command {
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,
-        llm: {
+        llm: resumed?.llm ?? {
           provider: opts.llm,
           ...(opts.llmModel !== undefined && { model: opts.llmModel }),
           ...(opts.llmBaseUrl !== undefined && { baseURL: opts.llmBaseUrl }),

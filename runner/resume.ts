@@ -66,9 +66,6 @@ export function resumableRun(dir: string, label = dir): { manifest: Manifest; ch
     const where = writerState(m) === 'alive' ? `process ${m.pid} is still running it` : `it may still be running on ${m.host ?? 'another host'} (process ${m.pid ?? '?'})`;
     throw new InputError(`--resume ${label}: ${where}; stop it first`);
   }
-  if (m.llm && m.llm.provider !== 'heuristic') {
-    throw new InputError(`--resume ${label}: runs with --llm ${m.llm.provider} cannot be resumed yet (the LLM cache and replay positions are not checkpointed); start it again`);
-  }
   const checkpoint = path.join(dir, CHECKPOINT_FILE);
   if (!fs.existsSync(checkpoint)) {
     throw new InputError(`--resume ${label}: no checkpoint (the run stopped at step ${m.steps_completed ?? 0}, before its first); start it again with --force`);

@@ -74,6 +74,8 @@ export interface Invocation {
   events: boolean;
   /** --checkpoint-every as given (undefined: automatic). */
   checkpointEvery?: number;
+  /** The --llm options as given (no key). */
+  llm?: Record<string, unknown>;
 }
 
 /**

@@ -41,12 +41,14 @@ interface CheckpointMeta {
   metrics: AppenderState;
   /** Whether follows had changed the graph (graph-end.arrow is then written at the end). */
   graphChanged: boolean;
+  /** Bytes of llm-cache.jsonl at the checkpoint. */
+  llmCacheBytes?: number;
   manifest: Pick<Manifest, 'steps_completed' | 'step_wall_ms' | 'phase_wall_ms'> & { agents: string[] };
 }
 
 /** Everything a run carries between steps: agent columns, the graph, each phase's state. */
-function stateRoot(agents: World['agents'], graph: Graph, phases: readonly Phase[]): object {
-  return { agents: agents.columns, graph, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])) };
+function stateRoot(agents: World['agents'], graph: Graph, phases: readonly Phase[], llm: object | undefined): object {
+  return { agents: agents.columns, graph, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])), llm: llm ?? null };
 }
 
 export interface RunOptions {
@@ -215,6 +217,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       stepSeconds,
       events: o.events ?? false,
       checkpointEvery: o.checkpointEvery,
+      // The LLM options as given (never the key, which comes from the environment again, nor
+      // credentials in the URL).
+      llm: o.llm && { ...o.llm, ...(o.llm.baseURL && { baseURL: redactUrl(o.llm.baseURL) }) },
     },
   };
   // A resumed run keeps its manifest (parameters, start time, the steps it has) and says so.
@@ -276,7 +281,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     prepared = true;
     // The manifest comes first, so the directory is recognisable as a run from now on.
     writeJsonAtomic(manifestFile, manifest);
-    llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
+    if (ckpt && llm) llm.cache.resumeTo(path.join(dir, 'llm-cache.jsonl'), ckpt.meta.llmCacheBytes ?? 0);
+    else llm?.cache.recordTo(path.join(dir, 'llm-cache.jsonl'));
     const outputs = new Outputs(dir, o.events ?? false, ckpt?.meta.appenders);
     closeOutputs = () => outputs.close();
     const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };
@@ -307,7 +313,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     if (ckpt && resuming) {
       // Same set-up, then the state of the checkpoint on top; the files go back to that step too.
       const tr = performance.now();
-      ckpt.restoreInto(stateRoot(world.agents, world.graph, phases));
+      ckpt.restoreInto(stateRoot(world.agents, world.graph, phases, llm?.cache.state));
       const m = ckpt.meta;
       first = m.step;
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);
@@ -336,9 +342,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         appenders: outputs.states(),
         metrics: metrics!.state(),
         graphChanged,
+        llmCacheBytes: llm?.cache.position(),
         manifest: { steps_completed: done, step_wall_ms: [...manifest.step_wall_ms], phase_wall_ms: structuredClone(manifest.phase_wall_ms), agents: [...manifest.files.agents] },
       };
-      const bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases), meta);
+      const bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases, llm?.cache.state), meta);
       const ms = performance.now() - tc;
       policy.record(ms);
       manifest.checkpoint = { step: done, file: CHECKPOINT_FILE, bytes, seconds: Math.round(ms) / 1000 };
