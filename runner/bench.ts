@@ -176,6 +176,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
     if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`)) continue;
     for (const r of socialRun(agents, follow, steps, label)) say(r);
   }
+  // Fixed size (not --agents): the figure is compared with the one measured before the pool
+  // released dropped arrays (257 MB at 1 thread, 1,840 MB at 2).
+  if (POOL_RSS_NAMES.some(want)) for (const r of poolRss(Math.max(o.runs, 3))) say(r);
   const overheadName = `archetype-overhead-${L}-100arch-50ms`;
   if (want(overheadName)) for (const r of await archetypeOverhead(n, L)) say(r);
   if (o.json) process.stdout.write(JSON.stringify({ machine: machineInfo(), results }, null, 2) + '\n');
@@ -268,4 +271,51 @@ function socialRun(agents: number, meanFollowing: number, steps: number, label: 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const POOL_RSS_NAMES = ['pool-rss-40k-rebuild1-t1', 'pool-rss-40k-rebuild1-t2', 'pool-rss-ratio-40k-rebuild1'];
+
+/**
+ * Memory cost of the worker pool (budget: RSS at --threads 2 within 1.3x of --threads 1): the
+ * same `socsim run social-feed` of 40,000 agents for 48 steps with the follows folded into a new
+ * CSR every step (so every step drops the old CSR, which the pool's workers must let go of too),
+ * at 1 and at 2 threads, each in its own child process. `runs` pairs, alternating 1 and 2 threads
+ * so a change in the machine's load falls on both; the ratio is taken within each pair.
+ *
+ * The figure is the child's ru_maxrss (`process.resourceUsage().maxRSS`, KiB): the kernel's
+ * high-water mark for the whole process, worker threads included, reported by an exit hook that
+ * `--import` loads into the child. Not the manifest's peak_rss_bytes: that samples RSS after
+ * set-up and between steps, and can miss a peak inside a step (where a rebuild's buffers live).
+ * Not /usr/bin/time -v: GNU time is not on every machine (macOS's takes other flags).
+ */
+function poolRss(runs: number): BenchResult[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-rss-'));
+  const hook = 'data:text/javascript,' + encodeURIComponent(
+    "import { writeFileSync } from 'node:fs';" +
+      "process.on('exit', () => writeFileSync(process.env.SOCSIM_BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS * 1024)));",
+  );
+  const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
+  const rss: Record<1 | 2, number[]> = { 1: [], 2: [] };
+  try {
+    for (let r = 0; r < runs; r++) {
+      for (const t of [1, 2] as const) {
+        const out = path.join(dir, `run-t${t}-${r}`);
+        const file = path.join(dir, `maxrss-t${t}-${r}`);
+        const args = ['--import', hook, bin, 'run', 'social-feed', '--agents', '40000', '--steps', '48', '--threads', String(t), '--set', 'platform.rebuildEvery=1', '--snapshot-every', '0', '--quiet', '--out', out];
+        const p = spawnSync(process.execPath, args, { env: { ...process.env, SOCSIM_BENCH_MAXRSS_FILE: file }, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+        if (p.status !== 0) throw new Error(`pool-rss bench run (--threads ${t}) failed: ${p.stderr}`);
+        const bytes = Number(fs.readFileSync(file, 'utf8'));
+        if (!(bytes > 0)) throw new Error(`pool-rss bench run (--threads ${t}) reported no peak RSS`);
+        rss[t].push(bytes);
+        fs.rmSync(out, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return [
+    summarise(POOL_RSS_NAMES[0], 'B', rss[1]),
+    summarise(POOL_RSS_NAMES[1], 'B', rss[2]),
+    summarise(POOL_RSS_NAMES[2], 'x', rss[2].map((v, i) => v / rss[1][i])),
+  ];
 }

@@ -19,16 +19,13 @@ function socsim(args: string[]) {
 const arrowFiles = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.arrow')).sort();
 
 describe('socsim run social-feed', () => {
-  it('same seed gives byte-identical posts, events, cascades, metrics and graphs with 1 and 2 threads', () => {
-    const common = ['run', 'social-feed', '--agents', '3000', '--steps', '30', '--seed', '11', '--events', '--quiet', '--set', 'platform.rebuildEvery=10'];
-    const a = socsim([...common, '--threads', '1', '--out', path.join(tmp, 't1')]);
-    const b = socsim([...common, '--threads', '2', '--out', path.join(tmp, 't2')]);
+  // Byte-identity across thread counts is tests/runner/determinism.test.ts (sizes that give several
+  // chunks); this run checks what the files hold, over 30 steps with three follow rebuilds.
+  it('writes posts, events, cascades, metrics and both graphs; posts are complete and in id order', () => {
+    const a = socsim(['run', 'social-feed', '--agents', '3000', '--steps', '30', '--seed', '11', '--events', '--quiet', '--set', 'platform.rebuildEvery=10', '--out', path.join(tmp, 't1')]);
     expect(a.code, a.stderr).toBe(0);
-    expect(b.code, b.stderr).toBe(0);
     const files = arrowFiles(path.join(tmp, 't1'));
     for (const f of ['posts.arrow', 'events.arrow', 'cascades.arrow', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow']) expect(files).toContain(f);
-    expect(arrowFiles(path.join(tmp, 't2'))).toEqual(files);
-    for (const f of files) expect(fs.readFileSync(path.join(tmp, 't1', f)).equals(fs.readFileSync(path.join(tmp, 't2', f))), f).toBe(true);
     // posts.arrow holds every post ever made, in id order, with dictionary-encoded kinds.
     const posts = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/posts.arrow')));
     const metrics = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/metrics.arrow')));
