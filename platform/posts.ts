@@ -6,12 +6,22 @@
  * bounded on long runs.
  */
 import type { ColumnData } from '../sim-core/io/arrowFile.ts';
+import { InputError } from '../sim-core/errors.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 
 export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
 export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
 /** Bit flags of `flags`. */
 export const FLAG = { story: 1, factCheck: 2, reported: 4 } as const;
+
+/**
+ * The largest post id, 2^31 - 1: ids are Int32 wherever they are stored (posts.arrow's id, parent
+ * and root, feeds, the impression ring, each author's latest post, events.arrow, cascades.arrow).
+ * A run that would need more posts fails instead of wrapping to negative ids.
+ */
+export const MAX_POST_ID = 0x7fffffff;
+/** The largest reshare depth, 2^16 - 1 (posts.arrow's depth is u16). */
+export const MAX_DEPTH = 0xffff;
 
 const SCALAR_COLUMNS = {
   author: 'i32',
@@ -48,10 +58,16 @@ export class PostTable {
   /** count x dim topic vectors. */
   topic: Float32Array;
 
+  /**
+   * `firstId` is the id the first post gets: 0 in a run (ids are creation ranks); tests start near
+   * MAX_POST_ID to reach the id limit without creating 2^31 posts.
+   */
   constructor(
     readonly dim: number,
     capacity = 1 << 16,
+    firstId = 0,
   ) {
+    this.base = firstId;
     this.capacity = capacity;
     this.cols = PostTable.alloc(capacity);
     this.topic = sharedArray('f32', capacity * dim);
@@ -89,8 +105,21 @@ export class PostTable {
     this.capacity = cap;
   }
 
-  /** Appends one post; returns its id. Counters start at 0. */
+  /**
+   * Appends one post; returns its id. Counters start at 0. Throws an InputError, before changing
+   * anything, when the id would pass MAX_POST_ID or the depth MAX_DEPTH: the typed columns would
+   * otherwise wrap silently (a negative id reads as "none" everywhere).
+   */
   add(p: { author: number; step: number; kind: number; parent: number; root: number; rootAuthor: number; depth: number; stance: number; cluster: number; flags: number; prevByAuthor: number }, topic: ArrayLike<number>, topicOffset = 0): number {
+    const id = this.base + this.count;
+    if (id > MAX_POST_ID) {
+      throw new InputError(
+        `too many posts: post ${id + 1} would need id ${id}, above ${MAX_POST_ID} (2^31 - 1), the largest id posts.arrow and the feeds store; run fewer --steps or --agents, or lower the posting rates (--set platform.behaviour.post=0.5, also repost, quote, comment)`,
+      );
+    }
+    if (p.depth > MAX_DEPTH) {
+      throw new InputError(`reshare depth ${p.depth} is above ${MAX_DEPTH}, the largest posts.arrow's u16 depth column stores (a reshare chain runs one level per step at most); run fewer --steps`);
+    }
     this.reserve(1);
     const r = this.count++;
     const c = this.cols;
@@ -108,7 +137,7 @@ export class PostTable {
     for (const k of ['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions'] as const) c[k][r] = 0;
     const D = this.dim;
     for (let d = 0; d < D; d++) this.topic[r * D + d] = topic[topicOffset + d];
-    return this.base + r;
+    return id;
   }
 
   /** Number of leading rows created before `step` (rows are in creation order). */

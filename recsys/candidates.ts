@@ -5,10 +5,10 @@
  * x-interest, the hot score for reddit-hot, recency for chronological, a keyed hash for random).
  * Probing a cluster then costs O(perCluster) per user, never a users x posts scan.
  */
-import { hash } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { KIND, type PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
+import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from './rankers.ts';
 
 export interface CandidateIndex {
   perCluster: number;
@@ -39,44 +39,11 @@ function insertTop(ids: Int32Array, scores: Float64Array, at: number, cap: numbe
   scores[i] = score;
 }
 
-export interface ScoreOptions {
-  ranker: number;
-  step: number;
-  stepSeconds: number;
-  tauHours: number;
-  recency: number;
-  followers: Int32Array;
-  key: number;
-}
-
-/**
- * The user-independent part of a post's score: the id (chronological), the hot score
- * (reddit-hot), or recency x follower factor (x-interest, recomputed every step; the kernel
- * multiplies by the user's interest cosine). The random ranker has none (0).
- */
-export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
-  const c = posts.cols;
-  switch (o.ranker) {
-    case 0:
-      return posts.base + r;
-    case 1:
-      return 0;
-    case 2: {
-      const s = c.likes[r] - c.dislikes[r];
-      return Math.sign(s) * Math.log10(Math.max(Math.abs(s), 1)) + (c.step[r] * o.stepSeconds) / 45000;
-    }
-    default: {
-      const age = ((o.step - c.step[r]) * o.stepSeconds) / 3600;
-      const v = o.recency === 0 ? Math.exp(-age / o.tauHours) : Math.max(0, Math.log((271.8 - age) / 100));
-      const f = Math.log(o.followers[c.author[r]] + 1) / Math.log(1000);
-      return v * (f > 1 ? f : 1);
-    }
-  }
-}
-
 /**
  * Rebuilds the cluster lists and the trending list from the posts created since `minStep`, ranked
- * by the base scores in `records` (recsys/records.ts), which must be up to date.
+ * by the base scores in `records` (recsys/records.ts), which must be up to date, through the list
+ * orders of rankers.ts: the hot score for reddit-hot, the engagement-boosted base for x-interest,
+ * a keyed hash of the id for random, and the id for chronological.
  */
 export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): void {
   const T = idx.clusterPosts.length;
@@ -94,8 +61,14 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
     if (kind !== KIND.original && kind !== KIND.quote) continue;
     const id = posts.base + r;
     const b = records.recF[r * S];
-    // Lists rank by the base score; x-interest adds an engagement boost so popular posts surface.
-    const score = o.ranker === 1 ? hash(o.key, id) : o.ranker === 3 ? b * (1 + Math.log1p(c.likes[r] + 2 * c.reposts[r]) / 10) : b;
+    // Chronological ranks by the exact id, not its Float32 copy in the records: above 2^24
+    // neighbouring ids round to the same float, and a full list keeps the first of equal scores,
+    // i.e. the older post. (The kernel breaks score ties by the larger id, so it is exact anyway.)
+    let score: number;
+    if (o.ranker === RANKER.chronological) score = chronologicalScore(id);
+    else if (o.ranker === RANKER.random) score = randomListScore(o.key, id);
+    else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r], c.reposts[r]);
+    else score = b;
     insertTop(idx.clusterPosts, cs, c.cluster[r] * per, per, id, score);
     if (cap > 0) insertTop(idx.trending, ts, 0, cap, id, score);
   }

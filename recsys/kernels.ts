@@ -14,6 +14,8 @@
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
+import { RANKER, randomScore, xInterestScore } from './rankers.ts';
+import { TOPIC_SCALE } from './records.ts';
 
 const RECOMMEND = {
   reads: {
@@ -48,13 +50,14 @@ let stamp = new Int32Array(0);
 let epoch = 0;
 
 /**
- * Score of post row r for user u (larger is better): the post's base score (candidates.ts), times
- * the interest cosine for x-interest; a keyed hash of (user, post) for random.
+ * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
+ * score from its record (records.ts) for chronological and reddit-hot, times the interest cosine
+ * for x-interest; a keyed hash of (user, post) for random.
  */
 export function scoreOf(a: FeedArgs, u: number, r: number): number {
-  if (a.ranker === 1) return hash(a.key, u, (a.base + r) & 0x7fffffff) + 1;
+  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r);
   const at = r * a.stride;
-  if (a.ranker !== 3) return a.recF[at];
+  if (a.ranker !== RANKER.xInterest) return a.recF[at];
   const D = a.dim;
   const I = a.interest;
   const Q = a.recQ;
@@ -62,7 +65,7 @@ export function scoreOf(a: FeedArgs, u: number, r: number): number {
   const pu = u * D;
   const pq = (at + 4) * 4;
   for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
-  return (a.recF[at] * dot) / 127;
+  return xInterestScore(a.recF[at], dot, TOPIC_SCALE);
 }
 
 /** Whether (id, score) would enter a full-or-not descending top list. */
@@ -116,7 +119,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const at = r * a.stride;
     const au = a.rec[at + 2];
     if (a.rec[at + 1] < a.minStep || stamp[au] === epoch) return;
-    if (a.ranker === 3 && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
+    if (a.ranker === RANKER.xInterest && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen)) return;
     // Followed authors are in-network: an exact check of the (contiguous) followee row, done
@@ -147,9 +150,11 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           const r = id - a.base;
           const at = r * a.stride;
           if (a.rec[at + 1] < a.minStep) break;
-          // x-interest scores are at most the base score (cosine <= 1): skip the dot product when
-          // even that cannot enter the list.
-          if (a.ranker !== 3 || nIn < a.inNetwork || a.recF[at] >= inScores[nIn - 1]) {
+          // x-interest scores are at most the base score (base >= 0, cosine <= 1): skip the dot
+          // product when even that cannot enter the list. With int8 topics the computed cosine can
+          // exceed 1 by up to sqrt(D) / (2 TOPIC_SCALE) (1.6% at D = 16), so a post just below the
+          // bar may be skipped; a deterministic approximation, shared by the out-of-network pass.
+          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || a.recF[at] >= inScores[nIn - 1]) {
             const sc = scoreOf(a, u, r);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
@@ -165,7 +170,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     cLo = lo;
     cHi = lo + deg;
     if (want > 0) {
-      if (a.ranker === 1) {
+      if (a.ranker === RANKER.random) {
         // The random recommender draws its candidates uniformly from the window, as OASIS's does.
         const span = a.count - a.minRow;
         for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) consider(a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span));

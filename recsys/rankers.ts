@@ -1,13 +1,32 @@
 /**
- * Ranking formulas (DESIGN.md section 7). Pure functions of post and user features; the feed kernel
- * inlines the same arithmetic.
+ * The ranking formulas (DESIGN.md section 7), each written once. They are pure functions of plain
+ * numbers, called by everything that scores posts: the packed post records (records.ts, the
+ * user-independent base score of every post, every step), the candidate index (candidates.ts, the
+ * order of the per-cluster and trending lists) and the feed kernel (kernels.ts, per user and
+ * candidate, ~10^8 calls a step at 1M users: small enough for V8 to inline).
+ *
+ * Contract: the arithmetic, operation order included, is what runs produce; a change here changes
+ * every run's output, so it must be a deliberate one, never a side effect of refactoring.
  */
-export const RANKERS = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
-export type Ranker = (typeof RANKERS)[number];
-export const RANKER_CODE: Record<Ranker, number> = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 };
+import { hash } from '../sim-core/rng.ts';
+import type { SocialConfig } from '../platform/state.ts';
 
-export const RECENCY = ['exp', 'oasis'] as const;
-export type Recency = (typeof RECENCY)[number];
+/** Ranker codes, as the kernels receive them (a number parameter, not a string). */
+export const RANKER = { chronological: 0, random: 1, redditHot: 2, xInterest: 3 } as const;
+/** Code of each `platform.ranker` name (typed against the config, so a new name must get a code). */
+export const RANKER_CODE: Record<SocialConfig['ranker'], number> = {
+  chronological: RANKER.chronological,
+  random: RANKER.random,
+  'reddit-hot': RANKER.redditHot,
+  'x-interest': RANKER.xInterest,
+};
+/** Code of each `platform.recency` name: 0 exp(-age/tau), 1 OASIS's logarithm. */
+export const RECENCY_CODE: Record<SocialConfig['recency'], number> = { exp: 0, oasis: 1 };
+
+/** chronological: newer first, and ids are creation ranks, so the score is the id itself. */
+export function chronologicalScore(id: number): number {
+  return id;
+}
 
 /**
  * Reddit's hot score as OASIS uses it: sign(s) * log10(max(|s|, 1)) + (t_created - t0) / 45000, with
@@ -16,23 +35,58 @@ export type Recency = (typeof RECENCY)[number];
  */
 export function hotScore(likes: number, dislikes: number, createdSeconds: number): number {
   const s = likes - dislikes;
-  const order = Math.log10(Math.max(Math.abs(s), 1));
-  return Math.sign(s) * order + createdSeconds / 45000;
+  return Math.sign(s) * Math.log10(Math.max(Math.abs(s), 1)) + createdSeconds / 45000;
 }
 
-/** Recency factor of x-interest: exp(-age/tau) (default), or OASIS's ln((271.8 - age)/100) clipped at 0; age in hours. */
-export function recencyFactor(ageHours: number, recency: Recency, tauHours: number): number {
-  if (recency === 'exp') return Math.exp(-ageHours / tauHours);
+/**
+ * x-interest recency R(age), age in hours: exp(-age/tau) (recency code 0, the default), or OASIS's
+ * ln((271.8 - age)/100) (code 1) clipped at 0, which also covers ages past 271.8 h where the
+ * logarithm's argument is negative (NaN would make every comparison with the score false).
+ */
+export function recencyFactor(ageHours: number, recency: number, tauHours: number): number {
+  if (recency === RECENCY_CODE.exp) return Math.exp(-ageHours / tauHours);
   const v = Math.log((271.8 - ageHours) / 100);
   return v > 0 ? v : 0;
 }
 
-/** Follower factor of x-interest: max(1, log_1000(followers + 1)) (OASIS computes it but never applies it). */
+/** x-interest follower factor F = max(1, log_1000(followers + 1)) (OASIS computes it but never applies it). */
 export function followerFactor(followers: number): number {
-  return Math.max(1, Math.log(followers + 1) / Math.log(1000));
+  const f = Math.log(followers + 1) / Math.log(1000);
+  return f > 1 ? f : 1;
 }
 
-/** x-interest score: recency x follower factor x interest cosine (vectors are unit length). */
-export function xInterestScore(ageHours: number, followers: number, cosine: number, recency: Recency = 'exp', tauHours = 6): number {
-  return recencyFactor(ageHours, recency, tauHours) * followerFactor(followers) * cosine;
+/** The user-independent part of x-interest, R(age) x F(followers); recomputed every step. */
+export function xInterestBase(ageHours: number, followers: number, recency: number, tauHours: number): number {
+  return recencyFactor(ageHours, recency, tauHours) * followerFactor(followers);
+}
+
+/**
+ * x-interest for one user: base x S, with S = dot / dotScale the cosine between the user's interest
+ * and the post's topic (both unit length). dotScale lets the kernel pass the dot product with an
+ * int8-quantised topic (records.ts, TOPIC_SCALE) and divide once, after the product.
+ */
+export function xInterestScore(base: number, dot: number, dotScale: number): number {
+  return (base * dot) / dotScale;
+}
+
+/**
+ * Order of the x-interest candidate lists: the base score boosted by engagement,
+ * base x (1 + ln(1 + likes + 2 reposts) / 10), so popular posts surface in the lists a user
+ * probes; the feed itself ranks by xInterestScore.
+ */
+export function xInterestListScore(base: number, likes: number, reposts: number): number {
+  return base * (1 + Math.log1p(likes + 2 * reposts) / 10);
+}
+
+/**
+ * random: a keyed hash of (user, post id), uniform in [1, 2^32], so each user gets its own
+ * order, fixed within a step and redrawn with the step's key.
+ */
+export function randomScore(key: number, user: number, id: number): number {
+  return hash(key, user, id & 0x7fffffff) + 1;
+}
+
+/** Order of the random ranker's trending list: a keyed hash of the post id (one order for all users). */
+export function randomListScore(key: number, id: number): number {
+  return hash(key, id);
 }

@@ -8,8 +8,7 @@ import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
 import { PostRecords } from './records.ts';
 import { kernels as K } from './kernels.ts';
-
-const RANKER_CODE = { chronological: 0, random: 1, 'reddit-hot': 2, 'x-interest': 3 } as const;
+import { RANKER_CODE, RECENCY_CODE } from './rankers.ts';
 
 export function recommendPhase(s: SocialState): Phase {
   // Carried across steps (and saved in checkpoints): the candidate index, the packed post records
@@ -20,7 +19,7 @@ export function recommendPhase(s: SocialState): Phase {
     recent: sharedArray('u8', 0),
   };
   const ranker = RANKER_CODE[s.cfg.ranker];
-  const recency = s.cfg.recency === 'exp' ? 0 : 1;
+  const recency = RECENCY_CODE[s.cfg.recency];
   return {
     name: 'recommend',
     state: st,
@@ -39,7 +38,7 @@ export function recommendPhase(s: SocialState): Phase {
       const key = ctx.key('recommend');
       const { records } = st;
       const idx = st.idx!;
-      records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers, key });
+      records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
       rebuildCandidates(idx, s.posts, records, { ranker, minStep: s.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;

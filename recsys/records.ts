@@ -3,12 +3,43 @@
  * previous post by the same author, base score and topic; kept as separate columns those are five
  * cache misses per candidate, which dominated the step at 1M users. A record packs them into 32
  * bytes (for D = 16), one cache line: [base score f32, step, author, previous post, topic as int8
- * (round(127 x component))]. Static fields are written once per post; base scores every step.
- * Rows follow the post table's rows (shifted when old posts retire).
+ * (round(TOPIC_SCALE x component))]. Static fields are written once per post; base scores every
+ * step. Rows follow the post table's rows (shifted when old posts retire).
  */
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
-import { baseScore, type ScoreOptions } from './candidates.ts';
+import { RANKER, chronologicalScore, hotScore, xInterestBase } from './rankers.ts';
+
+/** Topics are stored as int8 round(TOPIC_SCALE x component): a dot product with one is TOPIC_SCALE x the cosine. */
+export const TOPIC_SCALE = 127;
+
+export interface ScoreOptions {
+  ranker: number;
+  step: number;
+  stepSeconds: number;
+  tauHours: number;
+  recency: number;
+  followers: Int32Array;
+}
+
+/**
+ * The user-independent part of the score of post row r (rankers.ts): the id (chronological), the
+ * hot score (reddit-hot), or recency x follower factor at `step` (x-interest; the kernel multiplies
+ * by the user's interest cosine). The random ranker has none (0).
+ */
+export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
+  const c = posts.cols;
+  switch (o.ranker) {
+    case RANKER.chronological:
+      return chronologicalScore(posts.base + r);
+    case RANKER.random:
+      return 0;
+    case RANKER.redditHot:
+      return hotScore(c.likes[r], c.dislikes[r], c.step[r] * o.stepSeconds);
+    default:
+      return xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
+  }
+}
 
 export class PostRecords {
   /** Int32 words per record: 4 fields + the int8 topic. */
@@ -55,7 +86,7 @@ export class PostRecords {
       this.rec[at + 2] = c.author[r];
       this.rec[at + 3] = c.prev_by_author[r];
       const q = (at + 4) * 4;
-      for (let d = 0; d < D; d++) this.recQ[q + d] = Math.round(127 * Math.max(-1, Math.min(1, posts.topic[r * D + d])));
+      for (let d = 0; d < D; d++) this.recQ[q + d] = Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, posts.topic[r * D + d])));
     }
     this.built = posts.count;
     for (let r = 0; r < posts.count; r++) this.recF[r * S] = baseScore(posts, r, o);

@@ -11,10 +11,9 @@ import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase } from 
 import { createSocialState, reserveActive, socialConfig, type SocialState } from '../../platform/state.ts';
 import { KIND } from '../../platform/posts.ts';
 import { recommendPhase } from '../../recsys/recommend.ts';
-import { hotScore, recencyFactor, followerFactor, xInterestScore } from '../../recsys/rankers.ts';
 import { scoreOf } from '../../recsys/kernels.ts';
-import { baseScore } from '../../recsys/candidates.ts';
-import { PostRecords } from '../../recsys/records.ts';
+import { randomScore } from '../../recsys/rankers.ts';
+import { baseScore, PostRecords } from '../../recsys/records.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());
@@ -40,25 +39,6 @@ async function run(world: World, phases: Phase[], steps: number) {
 function ctxAt(step: number): StepContext {
   return { step, time: step * 3600, key: () => 12345, metric: () => {} };
 }
-
-describe('rankers', () => {
-  it('hot score follows the formula: log10 of the vote lead plus creation time / 45000', () => {
-    expect(hotScore(100, 0, 0)).toBeCloseTo(2, 12);
-    expect(hotScore(0, 10, 36000)).toBeCloseTo(-1 + 0.8, 12);
-    expect(hotScore(1, 1, 45000)).toBeCloseTo(1, 12);
-    // A tenfold vote lead is worth 45000 s (12.5 h).
-    expect(hotScore(1000, 0, 0)).toBeCloseTo(hotScore(100, 0, 45000), 12);
-  });
-
-  it('x-interest: recency decays with age, the follower factor is applied and floors at 1', () => {
-    expect(recencyFactor(6, 'exp', 6)).toBeCloseTo(Math.exp(-1), 12);
-    expect(recencyFactor(0, 'oasis', 6)).toBeCloseTo(Math.log(2.718), 12);
-    expect(recencyFactor(200, 'oasis', 6)).toBe(0);
-    expect(followerFactor(0)).toBe(1);
-    expect(followerFactor(999_999)).toBeCloseTo(2, 12);
-    expect(xInterestScore(0, 999_999, 0.5)).toBeCloseTo(1, 12);
-  });
-});
 
 /** One user (row 0) and hand-made posts by other users, all in the user's probed clusters. */
 async function handWorld(ranker: string, trending = 20) {
@@ -105,17 +85,27 @@ describe('recommend kernel', () => {
   it('reddit-hot orders a feed exactly as the formula says', async () => {
     const h = await handWorld('reddit-hot');
     const t = h.mix(0.5);
-    const posts = [
-      [1, 0, 100, 0],
-      [2, 10, 5, 0],
-      [3, 20, 0, 0],
-      [4, 30, 0, 10],
-    ].map(([a, step, l, d]) => ({ id: h.addPost(a, step, l, d, t), score: hotScore(l, d, step * 3600) }));
-    const expected = [...posts].sort((x, y) => y.score - x.score).map((p) => p.id);
-    expect(await h.feedAt(30)).toEqual(expected);
-    // Not simply chronological or by likes.
-    expect(expected).not.toEqual(posts.map((p) => p.id).reverse());
-    expect(expected[0]).toBe(posts[0].id);
+    // [author, step, likes, dislikes]; hot score sign(s) log10(max(|s|, 1)) + step x 3600 / 45000:
+    const [a, b, c, d] = [
+      [1, 0, 100, 0], // 2 + 0 = 2
+      [2, 10, 5, 0], // 0.699 + 0.8 = 1.499
+      [3, 20, 0, 0], // 0 + 1.6 = 1.6
+      [4, 30, 0, 10], // -1 + 2.4 = 1.4
+    ].map(([au, step, l, dl]) => h.addPost(au, step, l, dl, t));
+    // Neither chronological (d, c, b, a) nor by likes (a, b, c, d).
+    expect(await h.feedAt(30)).toEqual([a, c, b, d]);
+  });
+
+  it('chronological shows the newest first; random orders by the per-user hash of the step key', async () => {
+    const c = await handWorld('chronological');
+    const ids = [0, 10, 20, 30].map((step, i) => c.addPost(i + 1, step, 100 - step, 0, c.mix(0.5)));
+    expect(await c.feedAt(30)).toEqual([...ids].reverse());
+    const r = await handWorld('random');
+    const rids = [0, 10, 20, 30].map((step, i) => r.addPost(i + 1, step, 0, 0, r.mix(0.5)));
+    const feed = await r.feedAt(30);
+    expect([...feed].sort((x, y) => x - y)).toEqual(rids);
+    // ctxAt's key is 12345; user 0's feed descends in randomScore.
+    for (let i = 1; i < feed.length; i++) expect(randomScore(12345, 0, feed[i - 1])).toBeGreaterThan(randomScore(12345, 0, feed[i]));
   });
 
   it('x-interest recomputes recency every step: an old well-matched post drops below a new one', async () => {
@@ -128,7 +118,7 @@ describe('recommend kernel', () => {
     // The score of one post decays by e^(-1/tau) per hour; the kernel multiplies by the cosine.
     const s = h.s;
     const r = s.posts.rowOf(old);
-    const o = { ranker: 3, stepSeconds: 3600, tauHours: 6, recency: 0, followers: s.followers, key: 1 };
+    const o = { ranker: 3, stepSeconds: 3600, tauHours: 6, recency: 0, followers: s.followers };
     const b1 = baseScore(s.posts, r, { ...o, step: 1 });
     const b2 = baseScore(s.posts, r, { ...o, step: 2 });
     expect(b2 / b1).toBeCloseTo(Math.exp(-1 / 6), 6);

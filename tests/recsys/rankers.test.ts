@@ -1,0 +1,225 @@
+/**
+ * The ranking formulas (recsys/rankers.ts) on hand-computed numbers, and the production code that
+ * uses them (the packed records, the candidate index, the feed kernel) checked against the same
+ * hand-computed numbers, never against a second copy of a formula.
+ */
+import { describe, expect, it } from 'vitest';
+import { KIND, PostTable } from '../../platform/posts.ts';
+import {
+  RANKER,
+  RANKER_CODE,
+  RECENCY_CODE,
+  chronologicalScore,
+  followerFactor,
+  hotScore,
+  randomListScore,
+  randomScore,
+  recencyFactor,
+  xInterestBase,
+  xInterestListScore,
+  xInterestScore,
+} from '../../recsys/rankers.ts';
+import { PostRecords, TOPIC_SCALE } from '../../recsys/records.ts';
+import { createCandidateIndex, rebuildCandidates } from '../../recsys/candidates.ts';
+import { scoreOf, type FeedArgs } from '../../recsys/kernels.ts';
+
+const EXP = RECENCY_CODE.exp;
+const OASIS = RECENCY_CODE.oasis;
+const D = 16;
+
+describe('ranking formulas', () => {
+  it('reddit-hot: sign(s) log10(max(|s|, 1)) + t / 45000 with s = likes - dislikes', () => {
+    expect(hotScore(100, 0, 0)).toBeCloseTo(2, 12);
+    expect(hotScore(0, 10, 36000)).toBeCloseTo(-1 + 0.8, 12);
+    expect(hotScore(1, 1, 45000)).toBe(1);
+    expect(hotScore(3, 2, 0)).toBe(0);
+    // A tenfold vote lead is worth 45000 s = 12.5 h.
+    expect(hotScore(1000, 0, 0) - hotScore(100, 0, 0)).toBeCloseTo(1, 12);
+    expect(hotScore(1000, 0, 0)).toBeCloseTo(hotScore(100, 0, 12.5 * 3600), 12);
+  });
+
+  it('x-interest recency: exp(-age/tau), or ln((271.8 - age)/100) clipped at 0 and never NaN', () => {
+    expect(recencyFactor(0, EXP, 6)).toBe(1);
+    expect(recencyFactor(6, EXP, 6)).toBeCloseTo(Math.exp(-1), 12);
+    expect(recencyFactor(12, EXP, 6)).toBeCloseTo(0.1353352832, 10);
+    expect(recencyFactor(0, OASIS, 6)).toBeCloseTo(0.9998963157, 10); // ln 2.718
+    expect(recencyFactor(100, OASIS, 6)).toBeCloseTo(0.5411608236, 10); // ln 1.718
+    expect(recencyFactor(171.8, OASIS, 6)).toBeCloseTo(0, 12);
+    expect(recencyFactor(200, OASIS, 6)).toBe(0);
+    expect(recencyFactor(300, OASIS, 6)).toBe(0);
+  });
+
+  it('x-interest follower factor: max(1, log_1000(followers + 1))', () => {
+    expect(followerFactor(0)).toBe(1);
+    expect(followerFactor(30)).toBe(1);
+    expect(followerFactor(999)).toBeCloseTo(1, 12);
+    expect(followerFactor(999_999)).toBeCloseTo(2, 12);
+    expect(followerFactor(999_999_999)).toBeCloseTo(3, 12);
+  });
+
+  it('x-interest score: R x F x cosine; the candidate lists add an engagement boost', () => {
+    expect(xInterestBase(6, 999_999, EXP, 6)).toBeCloseTo(2 * Math.exp(-1), 12);
+    expect(xInterestBase(0, 0, OASIS, 6)).toBeCloseTo(0.9998963157, 10);
+    expect(xInterestScore(2, 0.5, 1)).toBe(1);
+    // A dot product with int8 topics carries the scale: 2 x 63.5 / 127 = 1.
+    expect(xInterestScore(2, 63.5, 127)).toBe(1);
+    expect(xInterestListScore(2, 0, 0)).toBe(2);
+    // 1 + ln(1 + 3 + 2 x 2) / 10 = 1 + ln 8 / 10 = 1.20794415.
+    expect(xInterestListScore(2, 3, 2)).toBeCloseTo(2.4158883083, 9);
+  });
+
+  it('chronological is the id; random is a keyed hash in [1, 2^32], per user and per key', () => {
+    expect(chronologicalScore(123)).toBe(123);
+    const a = randomScore(7, 0, 5);
+    expect(a).toBe(randomScore(7, 0, 5));
+    expect(a).toBeGreaterThanOrEqual(1);
+    expect(a).toBeLessThanOrEqual(2 ** 32);
+    expect(randomScore(7, 1, 5)).not.toBe(a);
+    expect(randomScore(8, 0, 5)).not.toBe(a);
+    expect(randomListScore(7, 5)).toBe(randomListScore(7, 5));
+    expect(randomListScore(7, 5)).not.toBe(randomListScore(8, 5));
+  });
+
+  it('ranker names map to the codes the kernels switch on', () => {
+    expect(RANKER_CODE).toEqual({ chronological: RANKER.chronological, random: RANKER.random, 'reddit-hot': RANKER.redditHot, 'x-interest': RANKER.xInterest });
+    expect(new Set(Object.values(RANKER)).size).toBe(4);
+  });
+});
+
+/** A unit topic vector along axis `k`, and one with cosine `w` to it (in the k, k+1 plane). */
+function axis(k: number, w = 1): Float32Array {
+  const v = new Float32Array(D);
+  v[k] = w;
+  v[k + 1] = Math.sqrt(1 - w * w);
+  return v;
+}
+
+/**
+ * A post table of hand-made originals in topic cluster 0; `firstId` sets the first id. Each post:
+ * [author, step, likes, dislikes, reposts].
+ */
+function table(posts: number[][], firstId = 0, topic = axis(0)): PostTable {
+  const t = new PostTable(D, 4, firstId);
+  for (const [author, step, likes, dislikes, reposts] of posts) {
+    const id = t.add({ author, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: author, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, topic);
+    const r = t.rowOf(id);
+    t.cols.likes[r] = likes;
+    t.cols.dislikes[r] = dislikes;
+    t.cols.reposts[r] = reposts;
+  }
+  return t;
+}
+
+// Authors 1, 2, 3 with 999, 999_999 and 0 followers: follower factors 1, 2 and 1.
+const followers = Int32Array.from([0, 999, 999_999, 0]);
+const HAND = [
+  [1, 0, 100, 0, 0],
+  [2, 10, 5, 0, 0],
+  [3, 20, 0, 10, 0],
+];
+
+function baseScores(posts: PostTable, ranker: number, step: number, recency = EXP): number[] {
+  const records = new PostRecords(D);
+  records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
+  return Array.from({ length: posts.count }, (_, r) => records.recF[r * records.stride]);
+}
+
+describe('packed records: base scores as the formulas give them', () => {
+  const f32 = (xs: number[]) => xs.map(Math.fround);
+
+  it('reddit-hot: the hot score of each post, from its votes and creation time', () => {
+    // 2 + 0; log10 5 + 36000/45000; -1 + 72000/45000.
+    expect(baseScores(table(HAND), RANKER.redditHot, 20)).toEqual(f32([2, 0.6989700043360189 + 0.8, 0.6]));
+  });
+
+  it('x-interest: recency at the current step x follower factor, for both recency forms', () => {
+    // Ages 20, 10 and 0 hours at step 20; tau = 6 h.
+    const exp = baseScores(table(HAND), RANKER.xInterest, 20);
+    [Math.exp(-20 / 6), 2 * Math.exp(-10 / 6), 1].forEach((x, i) => expect(exp[i]).toBeCloseTo(x, 6));
+    const oasis = baseScores(table(HAND), RANKER.xInterest, 20, OASIS);
+    [Math.log(2.518), 2 * Math.log(2.618), Math.log(2.718)].forEach((x, i) => expect(oasis[i]).toBeCloseTo(x, 6));
+    // Past 271.8 h OASIS's logarithm has no value; the score is 0, not NaN.
+    expect(baseScores(table(HAND), RANKER.xInterest, 300, OASIS)).toEqual([0, 0, 0]);
+  });
+
+  it('chronological is the id, random has no base', () => {
+    expect(baseScores(table(HAND, 40), RANKER.chronological, 20)).toEqual([40, 41, 42]);
+    expect(baseScores(table(HAND), RANKER.random, 20)).toEqual([0, 0, 0]);
+  });
+
+  it('topics are stored as round(TOPIC_SCALE x component)', () => {
+    const records = new PostRecords(D);
+    records.update(table(HAND, 0, axis(0, 0.6)), { ranker: RANKER.xInterest, step: 20, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    const q = (records.stride + 4) * 4;
+    expect(Array.from(records.recQ.subarray(q, q + 3))).toEqual([Math.round(TOPIC_SCALE * 0.6), Math.round(TOPIC_SCALE * 0.8), 0]);
+  });
+});
+
+describe('candidate index: list orders', () => {
+  const lists = (posts: PostTable, ranker: number, step: number, perCluster: number) => {
+    const records = new PostRecords(D);
+    records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    const idx = createCandidateIndex(2, perCluster, perCluster);
+    rebuildCandidates(idx, posts, records, { ranker, minStep: 0, key: 9 });
+    return { cluster: Array.from(idx.clusterPosts.subarray(0, perCluster)), trending: Array.from(idx.trending) };
+  };
+
+  it('x-interest lists rank by base x engagement boost, not by the base alone', () => {
+    // At step 1, tau = 6 h, follower factor 1. Post 0 (step 1, no engagement): 1 x 1 = 1.
+    // Post 1 (step 0, 3 likes, 2 reposts): e^(-1/6) x (1 + ln 8 / 10) = 0.8465 x 1.2079 = 1.0225,
+    // ahead despite the smaller base. Post 2 (step 0, 1 like, 1 repost): 0.8465 x (1 + ln 4 / 10)
+    // = 0.8465 x 1.1386 = 0.9638, behind.
+    const posts = table([
+      [3, 1, 0, 0, 0],
+      [3, 0, 3, 0, 2],
+      [3, 0, 1, 0, 1],
+    ]);
+    expect(lists(posts, RANKER.xInterest, 1, 3)).toEqual({ cluster: [1, 0, 2], trending: [1, 0, 2] });
+  });
+
+  it('reddit-hot lists rank by the hot score', () => {
+    expect(lists(table(HAND), RANKER.redditHot, 20, 3).cluster).toEqual([0, 1, 2]);
+  });
+
+  it('chronological lists keep the newest ids, also above 2^24 where Float32 would tie them', () => {
+    // As Float32, 2^24 and 2^24 + 1 are the same number; the list must still keep 2^24 + 1.
+    const first = 2 ** 24;
+    expect(Math.fround(first + 1)).toBe(first);
+    const posts = table([HAND[0], HAND[0], HAND[0]], first);
+    expect(lists(posts, RANKER.chronological, 0, 2).cluster).toEqual([first + 2, first + 1]);
+  });
+
+  it('random lists follow the keyed hash of the id', () => {
+    const ids = [0, 1, 2, 3, 4, 5];
+    const { trending } = lists(table(ids.map(() => HAND[0])), RANKER.random, 0, 6);
+    expect([...trending].sort()).toEqual(ids);
+    for (let i = 1; i < trending.length; i++) expect(randomListScore(9, trending[i - 1])).toBeGreaterThan(randomListScore(9, trending[i]));
+  });
+});
+
+describe('feed kernel: per-user scores', () => {
+  const args = (posts: PostTable, ranker: number, interest: Float32Array): FeedArgs => {
+    const records = new PostRecords(D);
+    records.update(posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    return { ranker, dim: D, interest, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: posts.base, key: 5 } as unknown as FeedArgs;
+  };
+
+  it('x-interest multiplies the base by the cosine of interest and (int8) topic', () => {
+    // Author 2: follower factor 2, age 0: base 2. Topic along axis 0 is stored exactly (127).
+    const posts = table([[2, 0, 0, 0, 0]]);
+    expect(scoreOf(args(posts, RANKER.xInterest, axis(0)), 0, 0)).toBe(2);
+    expect(scoreOf(args(posts, RANKER.xInterest, axis(0, 0.6)), 0, 0)).toBeCloseTo(1.2, 6);
+    expect(scoreOf(args(posts, RANKER.xInterest, axis(2)), 0, 0)).toBe(0);
+  });
+
+  it('reddit-hot and chronological use the base; random a hash per (user, post)', () => {
+    const posts = table(HAND, 10);
+    expect([0, 1, 2].map((r) => scoreOf(args(posts, RANKER.chronological, axis(0)), 0, r))).toEqual([10, 11, 12]);
+    expect(scoreOf(args(posts, RANKER.redditHot, axis(0)), 0, 0)).toBe(2);
+    const a = args(posts, RANKER.random, axis(0));
+    expect(scoreOf(a, 0, 1)).toBe(randomScore(5, 0, 11));
+    expect(scoreOf(a, 1, 1)).toBe(randomScore(5, 1, 11));
+    expect(scoreOf(a, 0, 1)).not.toBe(scoreOf(a, 1, 1));
+  });
+
+});
