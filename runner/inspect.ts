@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
-import type { Manifest } from './runDirectory.ts';
-import { effectiveStatus, writerState } from './resume.ts';
+import { effectiveStatus, writerState, type Manifest } from './runDirectory.ts';
 
 function describeArrow(file: string): string {
   const t = readArrowFile(file);

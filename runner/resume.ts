@@ -13,29 +13,11 @@
  * interrupted (Ctrl-C) run takes one at the step where it stopped.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { InputError } from '../sim-core/errors.ts';
-import { readRunManifest, type Manifest } from './runDirectory.ts';
+import { readRunManifest, writerState, type Manifest } from './runDirectory.ts';
 
 export const CHECKPOINT_FILE = 'checkpoint.bin';
-
-/** Whether the process that wrote a run is alive: 'gone', 'alive', or 'unknown' (another host, no pid). */
-export function writerState(m: Partial<Manifest>): 'gone' | 'alive' | 'unknown' {
-  if (m.pid === undefined || m.host !== os.hostname()) return 'unknown';
-  try {
-    process.kill(m.pid, 0);
-    return 'alive';
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'alive' : 'gone';
-  }
-}
-
-/** The status a reader should report: a "running" run whose process is gone was interrupted. */
-export function effectiveStatus(m: Partial<Manifest>): string {
-  if (m.status === 'running' && writerState(m) === 'gone') return 'interrupted';
-  return m.status ?? 'unknown';
-}
 
 /** Decides after each step whether to take a checkpoint. */
 export class CheckpointPolicy {

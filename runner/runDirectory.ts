@@ -5,6 +5,7 @@
  * thread count and other run facts live in the manifest.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ArrowFileAppender, FileWriteError, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
@@ -119,6 +120,23 @@ export function readRunManifest(dir: string): Partial<Manifest> | undefined {
   }
 }
 
+/** Whether the process that wrote a run is alive: 'gone', 'alive', or 'unknown' (another host, no pid). */
+export function writerState(m: Partial<Manifest>): 'gone' | 'alive' | 'unknown' {
+  if (m.pid === undefined || m.host !== os.hostname()) return 'unknown';
+  try {
+    process.kill(m.pid, 0);
+    return 'alive';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'alive' : 'gone';
+  }
+}
+
+/** The status a reader should report: a "running" run whose process is gone was interrupted. */
+export function effectiveStatus(m: Partial<Manifest>): string {
+  if (m.status === 'running' && writerState(m) === 'gone') return 'interrupted';
+  return m.status ?? 'unknown';
+}
+
 /**
  * Checks that a run may write into `dir`: it does not exist yet, is empty, or holds an earlier
  * socsim run and `force` is set. Anything else throws an InputError naming the directory and the
@@ -140,7 +158,9 @@ export function checkRunDirectory(dir: string, o: RunDirectoryOptions = {}): Par
     throw new InputError(`${label} is not empty and is not a socsim run directory (no socsim manifest.json); choose a new or empty directory with --out DIR`);
   }
   if (!o.force) {
-    throw new InputError(`${label} already holds a socsim run (${m.scenario?.name ?? 'unknown scenario'}, ${m.status ?? 'unknown status'}); pass --force to replace it, or choose another directory with --out DIR`);
+    const status = effectiveStatus(m);
+    const resume = status === 'interrupted' || status === 'failed' ? `continue it with --resume ${label}, ` : '';
+    throw new InputError(`${label} already holds a socsim run (${m.scenario?.name ?? 'unknown scenario'}, ${status}); ${resume}pass --force to replace it, or choose another directory with --out DIR`);
   }
   return m;
 }
