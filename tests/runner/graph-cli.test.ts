@@ -2,25 +2,15 @@
  * `socsim run --graph FILE` end to end (the real CLI in a child process): how ids and direction are
  * read (--ids, --directed / --undirected), the manifest's record of the file, and bad input.
  */
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
+import { socsim, tempDir } from './cliHelpers.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin/socsim.mjs');
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-graph-cli-'));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-function socsim(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const tmp = tempDir('socsim-graph-cli-');
 
 function edgeFile(name: string, text: string): string {
   const p = path.join(tmp, name);

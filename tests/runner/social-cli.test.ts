@@ -1,20 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
+import { socsim, tempDir } from './cliHelpers.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin/socsim.mjs');
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-social-'));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-function socsim(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const tmp = tempDir('socsim-social-');
 
 const arrowFiles = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.arrow')).sort();
 
