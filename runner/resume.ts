@@ -8,8 +8,10 @@
  * When to checkpoint (`--checkpoint-every`): every N steps when given (0 = never). Otherwise
  * automatically: after the first step, then after any step once the wall time since the last
  * checkpoint reaches 20x what that checkpoint took to write, so checkpoints cost at most about 5%
- * of the run and a crash loses at most about 20 checkpoint-writes' worth of work (at 1M social
- * agents a checkpoint is ~1.5 GB, a few seconds). A completed run deletes its checkpoint; an
+ * of the run and a crash loses at most about 20 checkpoint-writes' worth of work (measured on the
+ * 2-core machine: 86 MB in 0.2 s at 100k social agents, 623 MB in 1.6 s at 1M). A resume sets
+ * the scenario up again before restoring, so it also pays the set-up time (32 s at 1M social
+ * agents). A completed run deletes its checkpoint; an
  * interrupted (Ctrl-C) run takes one at the step where it stopped.
  */
 import fs from 'node:fs';
