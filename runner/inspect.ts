@@ -42,8 +42,13 @@ export function inspectRun(dir: string): string {
     `steps      ${m.steps_completed}/${m.steps_requested}, median ${med.toFixed(1)} ms/step, set-up ${m.setup_seconds.toFixed(1)} s`,
     `seed       ${m.seed}   threads ${m.threads}   backend ${m.backend}`,
     `parameters ${JSON.stringify(m.parameters)}`,
-    'files:',
   ];
+  const g = m.graph_file;
+  if (g) lines.push(`graph file ${g.path} (${g.format}, ${g.bytes} bytes, sha256 ${g.sha256}; ids ${g.ids}, ${g.directed ? 'directed' : 'undirected'}; dropped ${g.dropped.self_loops} self loops, ${g.dropped.duplicates} duplicates)`);
+  if (m.checkpoint) lines.push(`checkpoint after step ${m.checkpoint.step}: ${m.checkpoint.file}, ${m.checkpoint.bytes} bytes, written in ${m.checkpoint.seconds} s`);
+  if (m.checkpoint_error) lines.push(`checkpoint failed: ${m.checkpoint_error}`);
+  for (const r of m.resumed ?? []) lines.push(`resumed    from step ${r.from_step} at ${r.at}`);
+  lines.push('files:');
   const files = [m.files.metrics, m.files.graph, ...m.files.agents];
   for (const f of files) {
     const p = path.join(dir, f);

@@ -55,6 +55,8 @@ export interface Manifest {
   invocation?: Invocation;
   /** The last checkpoint: the step after which it was taken and its file. */
   checkpoint?: { step: number; file: string; bytes: number; seconds: number };
+  /** Why the latest checkpoint could not be written (the run went on without it). */
+  checkpoint_error?: string;
   /** Each time the run was resumed: from which step, when, and how long restoring took. */
   resumed?: Array<{ from_step: number; at: string; restore_seconds: number }>;
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };

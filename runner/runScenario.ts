@@ -345,10 +345,22 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         llmCacheBytes: llm?.cache.position(),
         manifest: { steps_completed: done, step_wall_ms: [...manifest.step_wall_ms], phase_wall_ms: structuredClone(manifest.phase_wall_ms), agents: [...manifest.files.agents] },
       };
-      const bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases, llm?.cache.state), meta);
+      let bytes: number;
+      try {
+        bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases, llm?.cache.state), meta);
+      } catch (err) {
+        // A checkpoint is insurance, not a result: a full disk must not end a run that can go on.
+        // The previous checkpoint (if any) stays valid; the manifest says what happened.
+        const kept = manifest.checkpoint ? `the checkpoint of step ${manifest.checkpoint.step} stays` : 'there is no checkpoint to resume from';
+        manifest.checkpoint_error = `step ${done}: ${(err as Error).message}; ${kept}`;
+        log(`could not write the checkpoint after step ${done} (${(err as Error).message}); the run goes on and ${kept}`);
+        policy.record(performance.now() - tc);
+        return;
+      }
       const ms = performance.now() - tc;
       policy.record(ms);
       manifest.checkpoint = { step: done, file: CHECKPOINT_FILE, bytes, seconds: Math.round(ms) / 1000 };
+      manifest.checkpoint_error = undefined;
     };
     if (!resuming) manifest.setup_seconds = (performance.now() - t0) / 1000;
     manifest.rss_after_setup_bytes = process.memoryUsage().rss;

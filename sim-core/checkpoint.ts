@@ -19,7 +19,7 @@
  * each buffer at an 8-byte-aligned offset listed in the JSON. Written to a temporary name, fsynced
  * and renamed, so a checkpoint file is complete or absent; large buffers go out in bounded writes.
  */
-import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync, fstatSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { TypedArray } from './table.ts';
 
 const MAGIC = 'SOCSIMCK';
@@ -141,6 +141,7 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, 'w');
   let pos = 0;
+  let done = false;
   const put = (bytes: Uint8Array) => {
     for (let o = 0; o < bytes.byteLength; ) {
       const n = writeSync(fd, bytes, o, Math.min(CHUNK, bytes.byteLength - o), pos);
@@ -157,8 +158,11 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
       if (extra > 0) put(pad.subarray(0, extra));
     }
     fsyncSync(fd);
+    done = true;
   } finally {
     closeSync(fd);
+    // A half-written checkpoint is worthless; never leave one behind (the previous one stays).
+    if (!done) rmSync(tmp, { force: true });
   }
   renameSync(tmp, file);
   return pos;

@@ -68,6 +68,7 @@ describe('socsim run --graph: direction', () => {
     // The generator spec that the file replaced is not recorded as if it had been used.
     expect(manifest.parameters.graph).toBeUndefined();
     expect(manifest.parameters.states).toBe(2);
+    expect(socsim(['inspect', path.join(tmp, 'directed')]).stdout).toContain(`graph file ${f} (text, ${Buffer.byteLength(DIRECTED3)} bytes, sha256 ${manifest.graph_file.sha256}; ids int, directed;`);
   });
 
   it('classic models read a file undirected by default', () => {

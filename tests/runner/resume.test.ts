@@ -82,6 +82,7 @@ describe('socsim run --resume', () => {
       expect(m.steps_completed).toBe(14);
       expect(m.resumed).toHaveLength(1);
       expect(m.resumed[0].from_step % 2).toBe(0);
+      expect(socsim(['inspect', dir]).stdout).toContain(`resumed    from step ${m.resumed[0].from_step}`);
       expect(fs.existsSync(path.join(dir, 'checkpoint.bin'))).toBe(false);
       expect(socsim(['run', '--resume', dir]).stderr).toMatch(/the run is complete \(14 steps\); nothing to resume/);
     }, 120_000);
@@ -154,4 +155,19 @@ describe('socsim run --resume', () => {
       await server.close();
     }
   }, 180_000);
+
+  it('a checkpoint that cannot be written does not stop the run; the manifest says why', () => {
+    const dir = path.join(tmp, 'ckpt-fail');
+    const args = ['run', 'sir', '--agents', '3000', '--steps', '4', '--checkpoint-every', '1', '--quiet', '--out', dir];
+    expect(socsim(args).code).toBe(0);
+    // A directory where the checkpoint's temporary file must go: every checkpoint write fails.
+    fs.mkdirSync(path.join(dir, 'checkpoint.bin.tmp'));
+    const r = socsim([...args, '--force']);
+    expect(r.code).toBe(0);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(m.status).toBe('completed');
+    expect(m.steps_completed).toBe(4);
+    expect(m.checkpoint_error).toMatch(/^step 3: .*checkpoint\.bin\.tmp.*; there is no checkpoint to resume from$/);
+    expect(socsim(['inspect', dir]).stdout).toMatch(/checkpoint failed: step 3: /);
+  });
 });
