@@ -15,8 +15,8 @@
  * phase must therefore keep what it carries across steps in objects reachable from its `state`,
  * not in closure variables that hold typed arrays.
  *
- * File layout: "SOCSIMCK" (8 bytes), format version (u32), JSON length (u32), the JSON tree, then
- * each buffer at an 8-byte-aligned offset listed in the JSON. Written to a temporary name, fsynced
+ * File layout: "SOCSIMCK" (8 bytes), format version (u32), JSON length (u32), the JSON tree, then,
+ * from the next 8-byte boundary, each buffer at the 8-byte-aligned offset the JSON lists for it. Written to a temporary name, fsynced
  * and renamed, so a checkpoint file is complete or absent; large buffers go out in bounded writes.
  */
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -56,6 +56,7 @@ type Encoded =
 interface BufferEntry {
   bytes: number;
   shared: boolean;
+  /** Offset from the data start (the first 8-byte boundary after the JSON). */
   at: number;
 }
 
@@ -117,27 +118,19 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
   const enc = new Encoder();
   const tree = enc.encode(root);
   const entries: BufferEntry[] = [];
-  const headerProbe = (at: number) => JSON.stringify({ meta, tree, buffers: entries.map((e) => ({ ...e, at: at + e.at })) });
   let rel = 0;
   for (const b of enc.buffers) {
     entries.push({ bytes: b.byteLength, shared: b instanceof SharedArrayBuffer, at: rel });
     rel += Math.ceil(b.byteLength / 8) * 8;
   }
-  // The buffers start after the header; the header names their absolute offsets, whose digits
-  // change its length: settle the start by iterating (converges in two or three rounds).
-  let start = 0;
-  let json = '';
-  for (;;) {
-    json = headerProbe(start);
-    const next = Math.ceil((16 + Buffer.byteLength(json)) / 8) * 8;
-    if (next === start) break;
-    start = next;
-  }
-  const head = Buffer.alloc(start);
+  // Buffer offsets are relative to the data start, the first 8-byte boundary after the JSON, so
+  // the JSON (which can be large: cascade member sets) is encoded once.
+  const json = Buffer.from(JSON.stringify({ meta, tree, buffers: entries }), 'utf8');
+  const start = Math.ceil((16 + json.byteLength) / 8) * 8;
+  const head = Buffer.alloc(16);
   head.write(MAGIC, 0, 'latin1');
   head.writeUInt32LE(VERSION, 8);
-  head.writeUInt32LE(Buffer.byteLength(json), 12);
-  head.write(json, 16, 'utf8');
+  head.writeUInt32LE(json.byteLength, 12);
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, 'w');
   let pos = 0;
@@ -151,7 +144,9 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
   };
   try {
     put(head);
+    put(json);
     const pad = new Uint8Array(8);
+    put(pad.subarray(0, start - 16 - json.byteLength));
     for (const b of enc.buffers) {
       put(new Uint8Array(b));
       const extra = Math.ceil(b.byteLength / 8) * 8 - b.byteLength;
@@ -187,12 +182,14 @@ export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
     const jsonBytes = Buffer.alloc(fixed.readUInt32LE(12));
     readSync(fd, jsonBytes, 0, jsonBytes.length, 16);
     const { meta, tree, buffers } = JSON.parse(jsonBytes.toString('utf8')) as { meta: M; tree: Encoded; buffers: BufferEntry[] };
+    const start = Math.ceil((16 + jsonBytes.length) / 8) * 8;
     const restored: ArrayBufferLike[] = buffers.map((e) => {
-      if (e.at + e.bytes > size) throw new Error(`${file} is truncated`);
+      const at = start + e.at;
+      if (at + e.bytes > size) throw new Error(`${file} is truncated`);
       const b = e.shared ? new SharedArrayBuffer(e.bytes) : new ArrayBuffer(e.bytes);
       const view = new Uint8Array(b);
       for (let o = 0; o < e.bytes; ) {
-        const n = readSync(fd, view, o, Math.min(CHUNK, e.bytes - o), e.at + o);
+        const n = readSync(fd, view, o, Math.min(CHUNK, e.bytes - o), at + o);
         if (n <= 0) throw new Error(`${file} is truncated`);
         o += n;
       }
