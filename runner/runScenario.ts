@@ -82,7 +82,7 @@ export interface RunOptions {
   checkpointEvery?: number;
   /**
    * Continue the interrupted run in `out` from its last checkpoint. The other options must be
-   * the recorded run's (`resumeOptions` reads them from its manifest); `threads` may differ.
+   * the recorded run's (the CLI reads them from its manifest's `invocation`); `threads` may differ.
    */
   resume?: boolean;
 }
@@ -324,7 +324,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // Snapshots past the checkpoint are written again when their step comes.
       const keep = new Set(m.manifest.agents);
       for (const f of fs.readdirSync(path.join(dir, 'agents'))) if (!keep.has(`agents/${f}`)) fs.rmSync(path.join(dir, 'agents', f), { force: true });
-      (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), restore_seconds: (performance.now() - tr) / 1000 });
+      (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), setup_seconds: (tr - t0) / 1000, restore_seconds: (performance.now() - tr) / 1000 });
     } else {
       writeJsonAtomic(manifestFile, manifest);
       writeGraph(path.join(dir, 'graph.arrow'), world.graph);
