@@ -17,6 +17,7 @@ import type { ArrowFileAppender, ColumnData } from '../sim-core/io/arrowFile.ts'
 import type { Phase } from '../sim-core/phase.ts';
 import { hash } from '../sim-core/rng.ts';
 import { NPARAMS, P, type BehaviourParam } from '../platform/behaviour.ts';
+import { reapplyOverrides } from '../platform/intervene.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { ACTIONS } from '../platform/kernels.ts';
 import { kernels as obsKernels, NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
@@ -233,6 +234,8 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
         for (const p of REPLY_PARAMS) avg[p] = valid.length ? valid.reduce((t, r) => t + r.parsed.params![p], 0) / valid.length : B[k * NPARAMS + P[p as BehaviourParam]];
         if (valid.length) {
           for (const p of REPLY_PARAMS) B[k * NPARAMS + P[p as BehaviourParam]] = avg[p];
+          // Interventions' setParam changes hold from their hour on, whatever the archetype decides.
+          reapplyOverrides(s, k);
           updated++;
         }
         const failure = rs.map((r) => r.parsed.failure).find((f) => f !== '') ?? '';

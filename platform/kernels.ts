@@ -18,15 +18,16 @@ export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(ty
  * session at the same hourly rate), so 1-hour and 3-minute steps agree on activity per day.
  */
 const activate = kernel(
-  { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
+  { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32', suspended: 'u8' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
   (a, start, end): number[] => {
-  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, hour, stepHours, key, out: Out } = a;
+  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, stepHours, key, out: Out } = a;
   let c = 0;
   for (let i = start; i < end; i++) {
     let q = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity];
     if (q > 0.999) q = 0.999;
     const p = 1 - Math.pow(1 - q, stepHours);
-    const on = uniform(key, i) < p ? 1 : 0;
+    // Suspended accounts draw too, so everyone else's draws are the same with or without a suspension.
+    const on = uniform(key, i) < p && Sus[i] === 0 ? 1 : 0;
     Out[i] = on;
     c += on;
   }
@@ -52,8 +53,11 @@ const ACT = {
     author: 'i32',
     stance: 'f32',
     likes: 'i32',
+    dislikes: 'i32',
     reposts: 'i32',
     flags: 'u8',
+    novelty: 'f32',
+    treatVote: 'i8',
     topic: 'f32',
     opinion: 'f32',
     interest: 'f32',
@@ -64,7 +68,7 @@ const ACT = {
     targets: 'i32',
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
-  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key'],
+  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 
@@ -86,8 +90,10 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
 /**
  * Each active user reads its feed and samples actions per item from its archetype's parameters x
  * item features: stance agreement a = 1 - |opinion - stance| / 2, topic match m = (1 + cos) / 2,
- * social proof from visible counters, whether the author is followed, and flags (fact-check label
- * or many reports damp likes and reposts and invite reports). Per session it may post and may
+ * social proof from visible counters, whether the author is followed, the displayed score (herding
+ * and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x novelty)), and
+ * flags (a fact-check label or many reports scale likes, reshares and reports by platform.labels;
+ * state.ts gives the sources of these parameters). Per session it may post and may
  * follow the best who-to-follow candidate (preferential attachment: most followers among two
  * friends-of-friends and the out-of-network authors in its feed). Actions go to the user's slot of
  * the event buffer, applied later in user order.
@@ -119,17 +125,25 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const m = (1 + dot) / 2;
       const sp = Math.min(1, Math.log10(1 + a.likes[r] + 2 * a.reposts[r]) / 3);
       const followed = a.feedFlags[k * F + s] === 1;
+      // Fact-check label (2) or many reports (4).
       const flagged = (a.flags[r] & 6) !== 0;
-      const damp = flagged ? 0.5 : 1;
+      const lLike = flagged ? a.labelLike : 1;
+      const lShare = flagged ? a.labelReshare : 1;
+      // Displayed score -> herding (follow its sign) and correction (counter a negative score).
+      let g = (a.likes[r] - a.dislikes[r] + a.treatVote[r]) / a.voteScale;
+      g = g > 1 ? 1 : g < -1 ? -1 : g;
+      const up = g > 0 ? 1 + a.herding * g : 1 - a.correction * g;
+      const down = g < 0 ? 1 - a.herding * g : 1;
+      const nov = a.novelty[r] === 0 ? 1 : Math.exp(a.noveltyWeight * a.novelty[r]);
       const dis = (1 - agree) * (1 - agree) * 4;
       const u0 = draw;
       draw += 8;
-      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * damp)) ne = emit(a, eb, ne, 1, id);
-      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m))) ne = emit(a, eb, ne, 2, id);
-      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * damp)) ne = emit(a, eb, ne, 3, id);
-      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp))) ne = emit(a, eb, ne, 4, id);
+      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up)) ne = emit(a, eb, ne, 1, id);
+      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down)) ne = emit(a, eb, ne, 2, id);
+      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov)) ne = emit(a, eb, ne, 3, id);
+      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov)) ne = emit(a, eb, ne, 4, id);
       if (uniform(a.key, u, u0 + 4) < clamp01(B[pb + P.comment] * (0.5 + m) * (1 + sp))) ne = emit(a, eb, ne, 5, id);
-      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? 2 : 1))) ne = emit(a, eb, ne, 6, id);
+      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? a.labelReport : 1))) ne = emit(a, eb, ne, 6, id);
       if (uniform(a.key, u, u0 + 6) < clamp01(B[pb + P.mute] * dis)) ne = emit(a, eb, ne, 7, au);
       if (followed && uniform(a.key, u, u0 + 7) < clamp01(B[pb + P.unfollow] * dis)) ne = emit(a, eb, ne, 8, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).

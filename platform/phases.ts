@@ -12,6 +12,7 @@ import { keyOf, normal, streamOf } from '../sim-core/rng.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
+import { addPost } from './newPost.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, kernels as K } from './kernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
@@ -40,7 +41,7 @@ export function activatePhase(s: SocialState): Phase {
       const hour = Math.floor(((ctx.time + s.cfg.startHour * 3600) % 86400) / 3600);
       await world.exec.run(
         K.activate,
-        { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
+        { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, suspended: s.suspended, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
         n,
       );
       s.active = await compact(world.exec, s.activeMask, n);
@@ -66,8 +67,11 @@ export function actPhase(s: SocialState): Phase {
           author: p.author,
           stance: p.stance,
           likes: p.likes,
+          dislikes: p.dislikes,
           reposts: p.reposts,
           flags: p.flags,
+          novelty: p.novelty,
+          treatVote: p.treat_vote,
           topic: s.posts.topic,
           dim: s.posts.dim,
           opinion: world.agents.columns.opinion,
@@ -82,28 +86,19 @@ export function actPhase(s: SocialState): Phase {
           evCount: s.evCount,
           maxEvents: s.maxEvents,
           key: ctx.key('act'),
+          labelLike: s.cfg.labels.like,
+          labelReshare: s.cfg.labels.reshare,
+          labelReport: s.cfg.labels.report,
+          herding: s.cfg.votes.herding,
+          correction: s.cfg.votes.correction,
+          voteScale: s.cfg.votes.scale,
+          noveltyWeight: s.cfg.noveltyWeight,
         },
         s.active.length,
         { chunkRows: USER_CHUNK },
       );
     },
   };
-}
-
-/** Nearest topic prototype of a unit vector. */
-function nearestTopic(s: SocialState, v: Float32Array): number {
-  const D = s.posts.dim;
-  let best = 0;
-  let bestDot = -Infinity;
-  for (let t = 0; t < s.topics; t++) {
-    let dot = 0;
-    for (let d = 0; d < D; d++) dot += v[d] * s.prototypes[t * D + d];
-    if (dot > bestDot) {
-      bestDot = dot;
-      best = t;
-    }
-  }
-  return best;
 }
 
 export interface StoryOptions {
@@ -165,34 +160,15 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           evTgt.push(t);
         }
       };
-      const newPost = (u: number, kind: number, parentId: number, stance: number, topic: ArrayLike<number>, topicOffset: number, flags: number) => {
-        const pr = parentId >= 0 ? P.rowOf(parentId) : -1;
-        const root = pr >= 0 ? P.cols.root[pr] : -1;
-        const depth = pr >= 0 ? P.cols.depth[pr] + 1 : 0;
-        const rootAuthor = pr >= 0 ? P.cols.root_author[pr] : u;
-        let v: ArrayLike<number> = topic;
-        let off = topicOffset;
-        if (pr >= 0) {
-          v = P.topic;
-          off = pr * D;
-        }
-        for (let d = 0; d < D; d++) topicBuf[d] = v[off + d];
-        const cluster = pr >= 0 ? P.cols.cluster[pr] : nearestTopic(s, topicBuf);
-        const id = P.add(
-          { author: u, step: ctx.step, kind, parent: parentId, root, rootAuthor, depth, stance, cluster, flags, prevByAuthor: s.latest[u] },
-          topicBuf,
-        );
-        s.latest[u] = id;
+      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number) => {
         made[kind]++;
-        if (pr >= 0) s.cascades.add(root, rootAuthor, u, depth, ctx.step);
-        if (pr >= 0 && (flags & FLAG.story) !== 0) s.cascades.add(-1, -1, u, depth, ctx.step);
-        return id;
+        return addPost(s, { author: u, step: ctx.step, kind, parent, stance, topic, flags });
       };
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
         const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
         for (const u of storySeeds) {
-          newPost(u, KIND.original, -1, story.stance, pt, 0, FLAG.story);
+          newPost(u, KIND.original, -1, story.stance, pt, FLAG.story);
           s.cascades.add(-1, -1, u, 0, ctx.step);
           log(u, A.post, P.nextId - 1);
         }
@@ -202,7 +178,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         log(u, A.refresh, -1);
         for (let i = 0; i < s.feedLen[k]; i++) {
           const r = P.rowOf(s.feed[k * F + i]);
-          if (r >= 0) P.cols.impressions[r]++;
+          if (r < 0) continue;
+          P.cols.impressions[r]++;
+          if (P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
         }
         const ne = s.evCount[k];
         if (ne === 0) log(u, A.nothing, -1);
@@ -230,8 +208,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
               else c.comments[r]++;
               const ps = c.stance[r];
               const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
-              const flags = c.flags[r] & FLAG.story;
-              newPost(u, kind, target, stance, P.topic, 0, flags);
+              newPost(u, kind, target, stance, undefined, 0);
               log(u, act, target);
               continue;
             }
@@ -256,7 +233,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
               norm = Math.sqrt(norm) || 1;
               for (let d = 0; d < D; d++) topicBuf[d] /= norm;
               const st = Math.max(-1, Math.min(1, opinion[u] + 0.1 * normal(key, u, 0)));
-              const id = newPost(u, KIND.original, -1, st, topicBuf, 0, 0);
+              const id = newPost(u, KIND.original, -1, st, topicBuf, 0);
               log(u, act, id);
               continue;
             }

@@ -11,8 +11,14 @@ import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 
 export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
 export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
-/** Bit flags of `flags`. */
-export const FLAG = { story: 1, factCheck: 2, reported: 4 } as const;
+/**
+ * Bit flags of `flags`: the scenario's news story, a fact-check label (the `label` intervention;
+ * reposts and quotes of a labelled post carry it too), many reports, and removal (the `remove` and
+ * `suspend` interventions: the post leaves every feed).
+ */
+export const FLAG = { story: 1, factCheck: 2, reported: 4, removed: 8 } as const;
+/** `veracity` codes: organic posts are unrated; injected posts say whether they are true or false. */
+export const VERACITY = ['unrated', 'true', 'false'] as const;
 
 /**
  * The largest post id, 2^31 - 1: ids are Int32 wherever they are stored (posts.arrow's id, parent
@@ -35,6 +41,18 @@ const SCALAR_COLUMNS = {
   stance: 'f32',
   cluster: 'u8',
   flags: 'u8',
+  /** VERACITY code; reposts and quotes inherit it. */
+  veracity: 'u8',
+  /** Novelty in standard deviations above ordinary content (organic posts: 0); reposts and quotes inherit it. */
+  novelty: 'f32',
+  /** Ranking score multiplier (1; the `downrank` intervention lowers it); reposts and quotes inherit it. */
+  rank: 'f32',
+  /** Treatment group of post-level random assignment (index into PostTable.groups; 0: none). */
+  group: 'u8',
+  /** The artificial vote a treatment gave at creation (+1, -1 or 0), shown in the score, not in likes/dislikes. */
+  treat_vote: 'i8',
+  /** Injected-story tag (index into PostTable.tags; 0: none); reposts and quotes inherit it. */
+  tag: 'u8',
   likes: 'i32',
   dislikes: 'i32',
   reposts: 'i32',
@@ -48,6 +66,25 @@ const SCALAR_COLUMNS = {
 
 export type PostColumn = keyof typeof SCALAR_COLUMNS;
 
+/** A post to add; content fields a reshare inherits (veracity, novelty, tag: 0; rank: 1) are optional. */
+export interface NewPost {
+  author: number;
+  step: number;
+  kind: number;
+  parent: number;
+  root: number;
+  rootAuthor: number;
+  depth: number;
+  stance: number;
+  cluster: number;
+  flags: number;
+  prevByAuthor: number;
+  veracity?: number;
+  novelty?: number;
+  tag?: number;
+  rank?: number;
+}
+
 export class PostTable {
   /** Id of row 0. */
   base = 0;
@@ -57,6 +94,9 @@ export class PostTable {
   cols: { [K in PostColumn]: TypedArray };
   /** count x dim topic vectors. */
   topic: Float32Array;
+  /** Names of the `group` codes ('' = no treatment) and the `tag` codes ('' = none), fixed at set-up. */
+  groups: readonly string[] = [''];
+  tags: readonly string[] = [''];
 
   /**
    * `firstId` is the id the first post gets: 0 in a run (ids are creation ranks); tests start near
@@ -110,7 +150,7 @@ export class PostTable {
    * anything, when the id would pass MAX_POST_ID or the depth MAX_DEPTH: the typed columns would
    * otherwise wrap silently (a negative id reads as "none" everywhere).
    */
-  add(p: { author: number; step: number; kind: number; parent: number; root: number; rootAuthor: number; depth: number; stance: number; cluster: number; flags: number; prevByAuthor: number }, topic: ArrayLike<number>, topicOffset = 0): number {
+  add(p: NewPost, topic: ArrayLike<number>, topicOffset = 0): number {
     const id = this.base + this.count;
     if (id > MAX_POST_ID) {
       throw new InputError(
@@ -133,6 +173,12 @@ export class PostTable {
     c.stance[r] = p.stance;
     c.cluster[r] = p.cluster;
     c.flags[r] = p.flags;
+    c.veracity[r] = p.veracity ?? 0;
+    c.novelty[r] = p.novelty ?? 0;
+    c.rank[r] = p.rank ?? 1;
+    c.group[r] = 0;
+    c.treat_vote[r] = 0;
+    c.tag[r] = p.tag ?? 0;
     c.prev_by_author[r] = p.prevByAuthor;
     for (const k of ['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions'] as const) c[k][r] = 0;
     const D = this.dim;
@@ -171,6 +217,12 @@ export class PostTable {
       col('stance', 'f32'),
       col('cluster', 'u8'),
       col('flags', 'u8'),
+      { name: 'veracity', type: 'u8', values: c.veracity.subarray(0, rows), dictionary: VERACITY },
+      col('novelty', 'f32'),
+      col('rank', 'f32'),
+      { name: 'group', type: 'u8', values: c.group.subarray(0, rows), dictionary: this.groups },
+      col('treat_vote', 'i8'),
+      { name: 'tag', type: 'u8', values: c.tag.subarray(0, rows), dictionary: this.tags },
       col('likes', 'i32'),
       col('dislikes', 'i32'),
       col('reposts', 'i32'),

@@ -3,6 +3,7 @@
  * (DESIGN.md section 4). Each phase declares the agent columns it reads and writes and the metrics
  * it reports; scenarios compose a step by calling `socialStep`, never by listing phases themselves.
  *
+ *   intervene     the scenario's interventions due this step (label, remove, suspend, inject, ...)
  *   activate      who is online this hour (24-hour profile x activity x archetype factor)
  *   recommend     every active user's feed: candidate generation + ranking (recsys/, passed in)
  *   act           each active user reads its feed and samples actions into the event buffer
@@ -20,6 +21,8 @@ import type { Phase } from '../sim-core/phase.ts';
 import { opinionStats } from '../models/opinion.ts';
 import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase, type StoryOptions } from './phases.ts';
 import type { SocialState } from './state.ts';
+import { intervenePhase } from './intervene.ts';
+import type { Intervention } from './interventions.ts';
 
 export interface SocialStepParts {
   /** The feed builder, e.g. recsys's `recommendPhase(s)`. */
@@ -28,12 +31,15 @@ export interface SocialStepParts {
   archetypes?: readonly [Phase, Phase];
   /** A news story posted by chosen accounts at a chosen step. */
   story?: StoryOptions;
+  /** Scheduled interventions (interventions.ts). */
+  interventions?: readonly Intervention[];
 }
 
 /** The ordered phases of one social step. */
 export function socialStep(s: SocialState, parts: SocialStepParts): Phase[] {
   const [ask, collect] = parts.archetypes ?? [];
   return [
+    intervenePhase(s, parts.interventions ?? []),
     activatePhase(s),
     parts.recommend,
     actPhase(s),

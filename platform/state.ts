@@ -10,6 +10,8 @@ import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
 import { PostTable } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
+import { StoryTracker } from './stories.ts';
+import type { BehaviourOverride } from './intervene.ts';
 
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
 
@@ -47,6 +49,45 @@ export const socialConfig = z
     startHour: z.number().int().min(0).max(23).default(0),
     /** Reports at which a post gets the `reported` flag. */
     reportThreshold: z.number().int().min(1).default(5),
+    /**
+     * Multipliers on the probabilities of reacting to a labelled (fact-checked) or much-reported
+     * post. Defaults from Martel and Rand's meta-analysis of 21 warning-label experiments (Nature
+     * Human Behaviour 2024, 8:1957-1967): labels cut sharing of false headlines by 24.7% (reshare
+     * 0.75) and belief in them by 27.6% (like 0.72, belief standing in for approval). Reports: no
+     * published figure, so no effect by default (1).
+     */
+    labels: z
+      .strictObject({
+        reshare: z.number().min(0).default(0.75),
+        like: z.number().min(0).default(0.72),
+        report: z.number().min(0).default(1),
+      })
+      .default({ reshare: 0.75, like: 0.72, report: 1 }),
+    /**
+     * Votes: likes are up-votes and dislikes down-votes; the displayed score is likes - dislikes +
+     * a treatment's artificial vote. With g = clamp(score / scale, -1, 1): P(up-vote) x (1 + herding
+     * max(g, 0) + correction max(-g, 0)) and P(down-vote) x (1 + herding max(-g, 0)).
+     * herding 0.32: Muchnik, Aral and Taylor (Science 2013, 341:647) measured that one positive
+     * vote raised the next rater's probability of a positive rating by 32%; the response to larger
+     * scores was not measured, so it saturates at |score| >= scale (1). correction 0.32: they report
+     * that a negative score drew more positive votes as well as more negative ones; the two
+     * probabilities are not published separately, so correction is set equal to herding (an
+     * assumption: the down-vote result of experiments/herding.ts depends on it).
+     */
+    votes: z
+      .strictObject({
+        herding: z.number().min(0).default(0.32),
+        correction: z.number().min(0).default(0.32),
+        scale: z.number().positive().default(1),
+      })
+      .default({ herding: 0.32, correction: 0.32, scale: 1 }),
+    /**
+     * Reshare (repost, quote) probability x exp(noveltyWeight x novelty), novelty in standard
+     * deviations above ordinary content (organic posts: 0). ln(1.14): Berger and Milkman (Journal of
+     * Marketing Research 2012, 49:192) found one standard deviation more surprise raises the odds
+     * of an article being among the most shared by 14%.
+     */
+    noveltyWeight: z.number().min(0).default(Math.log(1.14)),
   })
   .superRefine((c, ctx) => {
     if (c.inNetwork > c.feedSize) {
@@ -86,6 +127,30 @@ export interface SocialState {
   cascades: CascadeTracker;
   /** Oldest step whose posts are still candidates. */
   minStep: number;
+  /** 1 for suspended accounts (the suspend intervention): never active, their posts removed. */
+  suspended: Uint8Array;
+  /** Post-level random assignment in force (the assign intervention), or none. */
+  assign: Assignment | null;
+  /** Injected stories and their reach (stories.ts). */
+  stories: StoryTracker;
+  /** setParam changes of behaviour parameters, re-applied when an LLM round rewrites a row. */
+  behaviourOverrides: BehaviourOverride[];
+}
+
+/** Post-level random assignment: new posts of `kinds` join group g with probability share[g]. */
+export interface Assignment {
+  /** Random key of the assignment (the intervention's stream); draws are keyed by post id. */
+  key: number;
+  /** Bit per post kind. */
+  kinds: number;
+  /** Group codes (PostTable.groups), cumulative shares and votes. */
+  codes: number[];
+  cumulative: number[];
+  votes: number[];
+  /** First step without assignment (Infinity: the end of the run). */
+  until: number;
+  /** Posts assigned this step (interventions.arrow). */
+  assigned: number;
 }
 
 /**
@@ -106,7 +171,8 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
   for (let v = 0; v < n; v++) followers[v] = F[v + 1] - F[v];
   const maxEvents = cfg.feedSize * 8 + 2;
   return {
-    cfg,
+    // A copy: interventions change it during the run, and the manifest records the parameters given.
+    cfg: structuredClone(cfg),
     posts: new PostTable(dim),
     behaviour,
     prototypes,
@@ -130,6 +196,10 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     maxEvents,
     cascades: new CascadeTracker(),
     minStep: 0,
+    suspended: sharedArray('u8', n),
+    assign: null,
+    stories: new StoryTracker(),
+    behaviourOverrides: [],
   };
 }
 

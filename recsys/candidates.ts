@@ -6,7 +6,7 @@
  * Probing a cluster then costs O(perCluster) per user, never a users x posts scan.
  */
 import { sharedArray } from '../sim-core/table.ts';
-import { KIND, type PostTable } from '../platform/posts.ts';
+import { FLAG, KIND, type PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
 import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from './rankers.ts';
 
@@ -58,15 +58,17 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
   const S = records.stride;
   for (let r = start; r < posts.count; r++) {
     const kind = c.kind[r];
-    if (kind !== KIND.original && kind !== KIND.quote) continue;
+    if ((kind !== KIND.original && kind !== KIND.quote) || (c.flags[r] & FLAG.removed) !== 0) continue;
     const id = posts.base + r;
     const b = records.recF[r * S];
     // Chronological ranks by the exact id, not its Float32 copy in the records: above 2^24
     // neighbouring ids round to the same float, and a full list keeps the first of equal scores,
     // i.e. the older post. (The kernel breaks score ties by the larger id, so it is exact anyway.)
     let score: number;
-    if (o.ranker === RANKER.chronological) score = chronologicalScore(id);
-    else if (o.ranker === RANKER.random) score = randomListScore(o.key, id);
+    // Records hold rank-multiplied base scores; the exact id and the hash get the multiplier here.
+    const m = c.rank[r];
+    if (o.ranker === RANKER.chronological) score = m === 1 ? chronologicalScore(id) : chronologicalScore(id) * m;
+    else if (o.ranker === RANKER.random) score = m === 1 ? randomListScore(o.key, id) : randomListScore(o.key, id) * m;
     else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r], c.reposts[r]);
     else score = b;
     insertTop(idx.clusterPosts, cs, c.cluster[r] * per, per, id, score);

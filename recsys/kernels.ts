@@ -16,6 +16,9 @@ import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
 import { RANKER, randomScore, xInterestScore } from './rankers.ts';
 import { TOPIC_SCALE } from './records.ts';
+import { FLAG } from '../platform/posts.ts';
+
+const FLAG_REMOVED = FLAG.removed;
 
 const RECOMMEND = {
   reads: {
@@ -26,6 +29,8 @@ const RECOMMEND = {
     /** Bit per user: has a post in the window (a 1M-user bitset is 125 KB, cache-resident). */
     recent: 'u8',
     rootAuthor: 'i32',
+    /** Post flags: removed posts (FLAG.removed) never enter a feed. */
+    flags: 'u8',
     /** Packed post records (records.ts): Int32, Float32 and Int8 views of one buffer. */
     rec: 'i32',
     recF: 'f32',
@@ -55,8 +60,9 @@ let epoch = 0;
  * for x-interest; a keyed hash of (user, post) for random.
  */
 export function scoreOf(a: FeedArgs, u: number, r: number): number {
-  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r);
   const at = r * a.stride;
+  // For random, the record holds the post's rank multiplier (records.ts).
+  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r) * a.recF[at];
   if (a.ranker !== RANKER.xInterest) return a.recF[at];
   const D = a.dim;
   const I = a.interest;
@@ -90,7 +96,7 @@ function offer(ids: Int32Array, scores: Float64Array, len: number, cap: number, 
 
 function allowed(a: FeedArgs, u: number, r: number, seenBase: number): boolean {
   const au = a.rec[r * a.stride + 2];
-  if (au === u) return false;
+  if (au === u || (a.flags[r] & FLAG_REMOVED) !== 0) return false;
   const id = a.base + r;
   for (let s = 0; s < a.seenSize; s++) if (a.seen[seenBase + s] === id) return false;
   if (a.muteA.length > 0 && (pairSetHas(a.muteA, a.muteB, u, au) || pairSetHas(a.muteA, a.muteB, u, a.rootAuthor[r]))) return false;

@@ -18,8 +18,6 @@ export function recommendPhase(s: SocialState): Phase {
     records: new PostRecords(s.posts.dim),
     recent: sharedArray('u8', 0),
   };
-  const ranker = RANKER_CODE[s.cfg.ranker];
-  const recency = RECENCY_CODE[s.cfg.recency];
   return {
     name: 'recommend',
     state: st,
@@ -36,6 +34,9 @@ export function recommendPhase(s: SocialState): Phase {
     },
     async run(world, ctx) {
       const key = ctx.key('recommend');
+      // Read every step: the setRanker and setParam interventions change them during a run.
+      const ranker = RANKER_CODE[s.cfg.ranker];
+      const recency = RECENCY_CODE[s.cfg.recency];
       const { records } = st;
       const idx = st.idx!;
       records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
@@ -60,6 +61,7 @@ export function recommendPhase(s: SocialState): Phase {
           recent,
           count: s.posts.count,
           rootAuthor: p.root_author,
+          flags: p.flags,
           rec: records.rec,
           recF: records.recF,
           recQ: records.recQ,

@@ -25,20 +25,31 @@ export interface ScoreOptions {
 /**
  * The user-independent part of the score of post row r (rankers.ts): the id (chronological), the
  * hot score (reddit-hot), or recency x follower factor at `step` (x-interest; the kernel multiplies
- * by the user's interest cosine). The random ranker has none (0).
+ * by the user's interest cosine), times the post's rank multiplier (the downrank intervention). The
+ * random ranker has no base score: the record holds the multiplier alone.
  */
 export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
   const c = posts.cols;
+  const m = c.rank[r];
+  let b: number;
   switch (o.ranker) {
     case RANKER.chronological:
-      return chronologicalScore(posts.base + r);
+      b = chronologicalScore(posts.base + r);
+      break;
     case RANKER.random:
-      return 0;
-    case RANKER.redditHot:
-      return hotScore(c.likes[r], c.dislikes[r], c.step[r] * o.stepSeconds);
+      // No base score: the record holds the rank multiplier the kernel applies to its hash.
+      return m;
+    case RANKER.redditHot: {
+      // The displayed score: a treatment's artificial vote counts as one more up- or down-vote.
+      const tv = c.treat_vote[r];
+      b = hotScore(c.likes[r] + (tv > 0 ? tv : 0), c.dislikes[r] + (tv < 0 ? -tv : 0), c.step[r] * o.stepSeconds);
+      break;
+    }
     default:
-      return xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
+      b = xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
   }
+  // The downrank intervention's multiplier (1 for every other post, which keeps their scores exact).
+  return m === 1 ? b : b * m;
 }
 
 export class PostRecords {

@@ -8,6 +8,7 @@ import { heuristicBehaviour } from '../platform/behaviour.ts';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { socialStep } from '../platform/socialStep.ts';
 import { createSocialState, socialConfig } from '../platform/state.ts';
+import { interventionList } from '../platform/interventions.ts';
 import { ACTIVITY_TIERS } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
@@ -30,6 +31,8 @@ export default defineScenario({
         topic: z.number().int().min(0).max(254).default(0),
       })
       .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
+    /** Scheduled changes to the platform (platform/interventions.ts lists the kinds and selectors). */
+    interventions: interventionList,
   }),
   defaults: { agents: 200_000, steps: 24, snapshotEvery: 12 },
   async setup(ctx) {
@@ -69,7 +72,7 @@ export default defineScenario({
         news: (step: number) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
       });
     }
-    const phases = socialStep(s, { recommend: recommendPhase(s), archetypes, story: p.story });
+    const phases = socialStep(s, { recommend: recommendPhase(s), archetypes, story: p.story, interventions: p.interventions });
     return { agents: society.agents, graph: society.graph, phases };
   },
 });

@@ -142,9 +142,20 @@ describe('packed records: base scores as the formulas give them', () => {
     expect(baseScores(table(HAND), RANKER.xInterest, 300, OASIS)).toEqual([0, 0, 0]);
   });
 
-  it('chronological is the id, random has no base', () => {
+  it('chronological is the id; random has no base, its record holds the rank multiplier', () => {
     expect(baseScores(table(HAND, 40), RANKER.chronological, 20)).toEqual([40, 41, 42]);
-    expect(baseScores(table(HAND), RANKER.random, 20)).toEqual([0, 0, 0]);
+    expect(baseScores(table(HAND), RANKER.random, 20)).toEqual([1, 1, 1]);
+  });
+
+  it('a downranked post scores its base times the multiplier, under every ranker', () => {
+    for (const ranker of [RANKER.chronological, RANKER.random, RANKER.redditHot, RANKER.xInterest]) {
+      const plain = baseScores(table(HAND, 40), ranker, 20);
+      const t = table(HAND, 40);
+      t.cols.rank[1] = 0.25;
+      const down = baseScores(t, ranker, 20);
+      expect(down[0]).toBe(plain[0]);
+      expect(down[1]).toBeCloseTo(plain[1] * 0.25, 5);
+    }
   });
 
   it('topics are stored as round(TOPIC_SCALE x component)', () => {

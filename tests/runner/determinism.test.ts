@@ -63,10 +63,19 @@ describe('byte-identical output with 1, 2 and 4 threads over several chunks', ()
     const { dir, files } = expectSameFilesAcrossThreads('social', [
       'run', 'social-feed', '--agents', String(agents), '--steps', '4', '--seed', '3', '--events', '--snapshot-every', '2',
       '--set', 'platform.startHour=10', '--set', 'platform.rebuildEvery=2',
+      // Interventions of every kind that touches posts, accounts or the ranker, during the run.
+      '--set', `interventions=${JSON.stringify([
+        { kind: 'inject', step: 0, count: 20, stance: -0.6, veracity: 'false', novelty: 1.2, tag: 'rumour' },
+        { kind: 'assign', step: 0, groups: { up: { share: 0.2, vote: 1 }, down: { share: 0.2, vote: -1 } } },
+        { kind: 'suspend', step: 1, agents: { fraction: 0.01 } },
+        { kind: 'label', step: 2, posts: { tag: 'rumour' } },
+        { kind: 'downrank', step: 2, posts: { fraction: 0.3 }, factor: 0.5 },
+        { kind: 'setRanker', step: 3, ranker: 'reddit-hot' },
+      ])}`,
     ]);
     expect(files).toEqual([
       'agents/step-000000.arrow', 'agents/step-000002.arrow', 'agents/step-000004.arrow',
-      'cascades.arrow', 'events.arrow', 'graph-end.arrow', 'graph.arrow', 'metrics.arrow', 'posts.arrow',
+      'cascades.arrow', 'events.arrow', 'graph-end.arrow', 'graph.arrow', 'interventions.arrow', 'metrics.arrow', 'posts.arrow', 'stories.arrow',
     ]);
     const metrics = tableFromIPC(fs.readFileSync(path.join(dir, 'metrics.arrow')));
     const active = Array.from(metrics.getChild('active_users')!.toArray() as Int32Array);

@@ -50,7 +50,17 @@ function runAndStop(args: string[], dir: string, after: number, signal: NodeJS.S
   });
 }
 
-const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '14', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2'];
+// With interventions on both sides of the checkpoints: their state (assignment, suspensions,
+// stories, changed parameters, the open interventions.arrow row) must survive a resume.
+const INTERVENTIONS = [
+  { kind: 'assign', step: 1, groups: { up: { share: 0.3, vote: 1 }, down: { share: 0.3, vote: -1 } } },
+  { kind: 'inject', step: 2, count: 10, stance: 0.7, veracity: 'false', novelty: 1.2, tag: 'rumour' },
+  { kind: 'suspend', step: 5, agents: { fraction: 0.02 } },
+  { kind: 'label', step: 6, posts: { tag: 'rumour' }, reshare: 0.5 },
+  { kind: 'setParam', step: 7, param: 'behaviour.repost', scale: 1.5 },
+  { kind: 'setRanker', step: 9, ranker: 'chronological' },
+];
+const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '14', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
 const SIR = ['run', 'sir', '--agents', '150000', '--steps', '12', '--seed', '2', '--set', 'beta=0.05', '--checkpoint-every', '3'];
 
 describe('socsim run --resume', () => {
