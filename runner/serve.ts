@@ -302,6 +302,8 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
       o.onClients?.(clients.size);
       req.on('close', () => {
         clients.delete(res);
+        // A run nobody follows any more is forgotten (a page that comes back gets a fresh hello).
+        if (topic !== '' && ![...clients.values()].includes(topic)) seen.delete(topic);
         o.onClients?.(clients.size);
       });
       return;

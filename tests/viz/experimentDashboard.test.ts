@@ -256,6 +256,8 @@ describe('dashboard on an experiment directory', () => {
     expect(await attrs(page, '[data-chart="active"] path.line', 'data-points')).toEqual([String(STEPS)]);
     expect(await page.$$('.heatmap g.column')).toHaveLength(3);
     expect(await page.isVisible('#exp-header')).toBe(false);
+    // Its event stream follows that run (/events?run=runs/<id>).
+    await page.waitForSelector('#live[data-state="connected"]');
     expect(pageErrors()).toEqual([]);
     await page.click('#back');
     await page.waitForSelector('#exp-title');

@@ -212,12 +212,14 @@ export function experimentView(el: HTMLElement, base: string, plan: ExperimentPl
   };
 
   // ---- runs -------------------------------------------------------------------------------------
-  const runsBody = $('#exp-runs tbody');
-  runsBody.replaceChildren(
+  /** The status cell of each run, by id. */
+  const statusCells = new Map<string, HTMLElement>();
+  $('#exp-runs tbody').replaceChildren(
     ...plan.runs.map((r) => {
       const tr = document.createElement('tr');
       tr.dataset.run = r.id;
-      tr.innerHTML = `<td><a href="${esc(runLink(r.dir))}">${esc(r.id)}</a></td><td>${esc(r.arm)}</td>${gridKeys.map((k) => `<td>${esc(String(r.grid?.[k] ?? ''))}</td>`).join('')}<td class="num">${r.seed}</td><td class="status">…</td>`;
+      tr.innerHTML = `<td><a href="${esc(runLink(r.dir))}">${esc(r.id)}</a></td><td>${esc(r.arm)}</td>${gridKeys.map((k) => `<td>${esc(String(r.grid?.[k] ?? ''))}</td>`).join('')}<td class="num">${esc(String(r.seed))}</td><td class="status">…</td>`;
+      statusCells.set(r.id, tr.querySelector<HTMLElement>('td.status')!);
       return tr;
     }),
   );
@@ -227,7 +229,7 @@ export function experimentView(el: HTMLElement, base: string, plan: ExperimentPl
   const loadStatuses = async () => {
     const todo = plan.runs.filter((r) => !done.has(r.id));
     const one = async (r: (typeof todo)[number]) => {
-      const cell = runsBody.querySelector<HTMLElement>(`tr[data-run="${CSS.escape(r.id)}"] td.status`)!;
+      const cell = statusCells.get(r.id)!;
       try {
         const m = await fetchJson<RunManifest>(`${base}${r.dir.split('/').map(encodeURIComponent).join('/')}/`, 'manifest.json');
         cell.textContent = m.status === 'completed' ? 'completed' : `${m.status} · ${m.steps_completed} / ${m.steps_requested}`;
