@@ -3,6 +3,11 @@
  * one run directory under /run/, read-only, and a server-sent-events stream at /events that tells
  * the page when a step has finished.
  *
+ * The directory may also be an experiment directory (experiment.json, the tables summary.arrow,
+ * effects.arrow and series.arrow, and one run directory per run under runs/; /work/wt/CONTRACT.md):
+ * its files are served the same way under /run/, so a run inside it is /run/runs/<id>/..., and the
+ * page shows the experiment (or, with `?run=runs/<id>`, that run's ordinary dashboard).
+ *
  * Contract:
  * - Binds 127.0.0.1 unless `host` says otherwise. While bound to a loopback address, requests whose
  *   Host header is not a loopback name are refused (403), so a web page cannot reach the run
@@ -16,6 +21,12 @@
  * - `/events` sends `hello` on connect (the manifest's steps and status), then `step` and `status`
  *   events: published by the caller (`run --serve`) or, with `watch`, found by polling
  *   manifest.json (a run written by another process).
+ * - `/events?run=REL` follows the run directory REL inside the served directory instead (a run of
+ *   an experiment): REL must be made of plain path segments as above (400 otherwise), and its
+ *   manifest is read only where it resolves inside the directory. Caller events go to the plain
+ *   stream only.
+ * - On an experiment directory the plain stream's `hello` says `kind: "experiment"` and which tables
+ *   exist, and `watch` sends an `experiment` event whenever experiment.json or a table changes.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -87,7 +98,8 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
 };
 
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+/** A path segment: no leading dot; `=` for experiment run ids such as `up-platform.feedSize=10-s1`. */
+const SEGMENT = /^[A-Za-z0-9_=-][A-Za-z0-9._=-]*$/;
 
 export type Resolved = { status: 200; file: string; size: number } | { status: 400 | 404; reason: string };
 
@@ -162,13 +174,53 @@ interface ManifestSummary {
   status: string;
 }
 
-function readManifestSummary(runDir: string): ManifestSummary | undefined {
+/** The manifest summary of the run at REL inside `root` ('' = `root` itself), if it is readable there. */
+function readManifestSummary(root: string, rel = ''): ManifestSummary | undefined {
+  const r = resolveInside(root, rel ? `${rel}/manifest.json` : 'manifest.json');
+  if (r.status !== 200) return undefined;
   try {
-    const m = JSON.parse(fs.readFileSync(path.join(runDir, 'manifest.json'), 'utf8')) as ManifestSummary;
+    const m = JSON.parse(fs.readFileSync(r.file, 'utf8')) as ManifestSummary;
     return { steps_completed: m.steps_completed, steps_requested: m.steps_requested, status: m.status };
   } catch {
     return undefined;
   }
+}
+
+/** The tables of an experiment directory (CONTRACT.md), in the order the page reads them. */
+export const EXPERIMENT_TABLES = ['series.arrow', 'effects.arrow', 'summary.arrow'] as const;
+
+/**
+ * What a directory holds for `serve`: a run (manifest.json), an experiment (experiment.json and no
+ * manifest.json), or neither. For the CLI, which refuses anything else.
+ */
+export function serveKind(dir: string): 'run' | 'experiment' | undefined {
+  if (fs.existsSync(path.join(dir, 'manifest.json'))) return 'run';
+  if (fs.existsSync(path.join(dir, 'experiment.json'))) return 'experiment';
+  return undefined;
+}
+
+function experimentSummary(root: string): { kind: 'experiment'; tables: Record<string, boolean> } {
+  return { kind: 'experiment', tables: Object.fromEntries(EXPERIMENT_TABLES.map((t) => [t.replace('.arrow', ''), resolveInside(root, t).status === 200])) };
+}
+
+/** Change stamp of a file inside `root` ('-' when absent). */
+function stampOf(root: string, rel: string): string {
+  const r = resolveInside(root, rel);
+  if (r.status !== 200) return '-';
+  try {
+    const st = fs.statSync(r.file);
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return '-';
+  }
+}
+
+/** The `run` query parameter of /events: '' (the served directory), a relative path, or null when malformed. */
+function eventsTopic(rawUrl: string): string | null {
+  const q = rawUrl.indexOf('?');
+  const rel = q < 0 ? null : new URLSearchParams(rawUrl.slice(q + 1).replace(/#.*$/s, '')).get('run');
+  if (rel === null || rel === '') return '';
+  return rel.split('/').every((s) => SEGMENT.test(s)) ? rel : null;
 }
 
 export async function startServer(o: ServerOptions): Promise<DashboardServer> {
@@ -177,7 +229,10 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   const host = o.host ?? DEFAULT_HOST;
   const loopbackOnly = isLoopback(host);
   let ready = o.ready ?? true;
-  const clients = new Set<http.ServerResponse>();
+  /** Connected pages, each with the run it follows ('' = the served directory). */
+  const clients = new Map<http.ServerResponse, string>();
+  /** For `watch`, per followed run: its manifest's change stamp and summary when last looked at. */
+  const seen = new Map<string, { stamp: string; last?: ManifestSummary }>([['', { stamp: '', last: readManifestSummary(runDir) }]]);
   const csp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
   const send = (res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
@@ -210,6 +265,13 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
 
+  const isExperiment = (topic: string) => topic === '' && serveKind(runDir) === 'experiment';
+  const hello = (topic: string) => {
+    if (ready && isExperiment(topic)) return { ready, ...experimentSummary(runDir) };
+    const summary = ready ? readManifestSummary(runDir, topic) : undefined;
+    return { ready, ...(summary ?? { steps_completed: 0, steps_requested: 0, status: ready ? 'unknown' : 'setting-up' }) };
+  };
+
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (loopbackOnly && !isLoopback(hostName(req.headers.host))) {
       send(res, 403, 'this server answers only to a loopback Host (127.0.0.1, localhost, [::1])\n');
@@ -226,14 +288,22 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     }
     const pathname = raw.replace(/[?#].*$/s, '');
     if (pathname === '/events') {
+      const topic = eventsTopic(raw);
+      if (topic === null) {
+        send(res, 400, 'bad request: bad run path\n');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-content-type-options': 'nosniff' });
       res.write('retry: 1000\n\n');
-      const summary = ready ? readManifestSummary(runDir) : undefined;
-      writeEvent(res, 'hello', { ready, ...(summary ?? { steps_completed: 0, steps_requested: 0, status: ready ? 'unknown' : 'setting-up' }) });
-      clients.add(res);
+      writeEvent(res, 'hello', hello(topic));
+      // Changes are looked for from what this first page was told.
+      if (!seen.has(topic)) seen.set(topic, { stamp: '', last: readManifestSummary(runDir, topic) });
+      clients.set(res, topic);
       o.onClients?.(clients.size);
       req.on('close', () => {
         clients.delete(res);
+        // A run nobody follows any more is forgotten (a page that comes back gets a fresh hello).
+        if (topic !== '' && ![...clients.values()].includes(topic)) seen.delete(topic);
         o.onClients?.(clients.size);
       });
       return;
@@ -277,36 +347,41 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   const addr = server.address() as net.AddressInfo;
   const urlHost = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
 
-  const publish = (event: string, data: unknown) => {
-    for (const res of clients) writeEvent(res, event, data);
+  /** Sends an event to the pages following `topic` (the served directory by default). */
+  const publish = (event: string, data: unknown, topic = '') => {
+    for (const [res, t] of clients) if (t === topic) writeEvent(res, event, data);
   };
 
   // Keep idle proxies and browsers from dropping the stream.
   const heartbeat = setInterval(() => {
-    for (const res of clients) res.write(': keep-alive\n\n');
+    for (const res of clients.keys()) res.write(': keep-alive\n\n');
   }, 15_000);
   heartbeat.unref();
 
   let watcher: NodeJS.Timeout | undefined;
   if (o.watch ?? true) {
-    let last = readManifestSummary(runDir);
-    let lastStamp = '';
+    const experimentStamp = () => ['experiment.json', ...EXPERIMENT_TABLES].map((f) => stampOf(runDir, f)).join('|');
+    let lastExperiment = experimentStamp();
     watcher = setInterval(() => {
       if (!ready || clients.size === 0) return;
-      let stamp: string;
-      try {
-        const st = fs.statSync(path.join(runDir, 'manifest.json'));
-        stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-      } catch {
-        return;
+      for (const topic of new Set(clients.values())) {
+        if (isExperiment(topic)) {
+          const stamp = experimentStamp();
+          if (stamp !== lastExperiment) publish('experiment', experimentSummary(runDir), topic);
+          lastExperiment = stamp;
+          continue;
+        }
+        const w = seen.get(topic)!;
+        const stamp = stampOf(runDir, topic ? `${topic}/manifest.json` : 'manifest.json');
+        if (stamp === '-' || stamp === w.stamp) continue;
+        w.stamp = stamp;
+        const now = readManifestSummary(runDir, topic);
+        if (!now) continue;
+        const last = w.last;
+        if (!last || now.steps_completed !== last.steps_completed) publish('step', { step: now.steps_completed - 1, ...now }, topic);
+        if (!last || now.status !== last.status) publish('status', now, topic);
+        w.last = now;
       }
-      if (stamp === lastStamp) return;
-      lastStamp = stamp;
-      const now = readManifestSummary(runDir);
-      if (!now) return;
-      if (!last || now.steps_completed !== last.steps_completed) publish('step', { step: now.steps_completed - 1, ...now });
-      if (!last || now.status !== last.status) publish('status', now);
-      last = now;
     }, o.watchMs ?? 500);
     watcher.unref();
   }
@@ -325,7 +400,7 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     close() {
       clearInterval(heartbeat);
       if (watcher) clearInterval(watcher);
-      for (const res of clients) res.end();
+      for (const res of clients.keys()) res.end();
       clients.clear();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());

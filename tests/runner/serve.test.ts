@@ -1,7 +1,8 @@
 /**
  * The dashboard server (runner/serve.ts) over real sockets: what it serves, what it refuses
  * (traversal in every spelling, symlinks out, writes, foreign Host headers), byte ranges, the
- * events stream, the address it binds, and the `socsim serve` command.
+ * events stream, the address it binds, the `socsim serve` command, and an experiment directory
+ * (its files, run ids with `=`, the experiment events and the events of one run inside it).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRange, resolveInside, startServer, startServerThread, type DashboardServer } from '../../runner/serve.ts';
+import { parseRange, resolveInside, serveKind, startServer, startServerThread, type DashboardServer } from '../../runner/serve.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/socsim.mjs');
@@ -70,6 +71,27 @@ function raw(port: number, requestLine: string, headers: Record<string, string> 
 }
 
 const get = (port: number, target: string, headers: Record<string, string> = {}) => raw(port, `GET ${target}`, headers);
+
+/** Reads an event stream until `re` matches the text so far (5 s at most). */
+async function eventsUntil(url: string): Promise<{ type: string | null; until(re: RegExp): Promise<string>; close(): Promise<void> }> {
+  const res = await fetch(url);
+  const reader = res.body!.getReader();
+  let text = '';
+  return {
+    type: res.headers.get('content-type'),
+    async until(re: RegExp) {
+      const deadline = Date.now() + 5000;
+      while (!re.test(text)) {
+        if (Date.now() > deadline) throw new Error(`no ${re} in ${text}`);
+        const { value, done } = await reader.read();
+        if (done) throw new Error('stream ended');
+        text += new TextDecoder().decode(value);
+      }
+      return text;
+    },
+    close: () => reader.cancel(),
+  };
+}
 
 describe('runner/serve.ts', () => {
   let server: DashboardServer;
@@ -188,29 +210,18 @@ describe('runner/serve.ts', () => {
   });
 
   it('streams hello, published and watched events on /events', async () => {
-    const res = await fetch(`${server.url}events`);
-    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
-    const reader = res.body!.getReader();
-    let text = '';
-    const until = async (re: RegExp) => {
-      const deadline = Date.now() + 5000;
-      while (!re.test(text)) {
-        if (Date.now() > deadline) throw new Error(`no ${re} in ${text}`);
-        const { value, done } = await reader.read();
-        if (done) throw new Error('stream ended');
-        text += new TextDecoder().decode(value);
-      }
-    };
-    await until(/event: hello\ndata: (.*)\n/);
+    const es = await eventsUntil(`${server.url}events`);
+    expect(es.type).toMatch(/text\/event-stream/);
+    const text = await es.until(/event: hello\ndata: (.*)\n/);
     expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(text)![1]!)).toMatchObject({ ready: true, steps_completed: 3, status: 'running' });
     expect(server.clients()).toBe(1);
     server.publish('step', { step: 3, steps_completed: 4 });
-    await until(/event: step\ndata: \{"step":3,"steps_completed":4\}/);
+    await es.until(/event: step\ndata: \{"step":3,"steps_completed":4\}/);
     // Another process advancing the run: the watcher sees manifest.json change.
     fs.writeFileSync(path.join(runDir, 'manifest.json'), JSON.stringify({ ...manifest, steps_completed: 5, status: 'completed' }));
-    await until(/event: step\ndata: \{"step":4,"steps_completed":5/);
-    await until(/event: status\ndata: \{"steps_completed":5,"steps_requested":5,"status":"completed"\}/);
-    await reader.cancel();
+    await es.until(/event: step\ndata: \{"step":4,"steps_completed":5/);
+    await es.until(/event: status\ndata: \{"steps_completed":5,"steps_requested":5,"status":"completed"\}/);
+    await es.close();
     fs.writeFileSync(path.join(runDir, 'manifest.json'), JSON.stringify(manifest));
   });
 
@@ -225,6 +236,72 @@ describe('runner/serve.ts', () => {
       expect((await get(s.port, '/run/manifest.json')).status).toBe(200);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('an experiment directory', () => {
+  const expDir = path.join(tmp, 'exp');
+  const runId = 'up-platform.feedSize=10-s1';
+  const runManifest = { ...manifest, steps_completed: 1 };
+  let server: DashboardServer;
+  beforeAll(async () => {
+    fs.mkdirSync(path.join(expDir, 'runs', runId), { recursive: true });
+    fs.writeFileSync(path.join(expDir, 'experiment.json'), JSON.stringify({ format: 'socsim-experiment/1', name: 'e', runs: [{ id: runId, dir: `runs/${runId}` }] }));
+    fs.writeFileSync(path.join(expDir, 'runs', runId, 'manifest.json'), JSON.stringify(runManifest));
+    fs.symlinkSync(runDir, path.join(expDir, 'runs', 'out-s1')); // a run directory outside the experiment
+    server = await startServer({ runDir: expDir, appDir, port: 0, watchMs: 50 });
+  });
+  afterAll(() => server.close());
+
+  it('is an experiment to serveKind; a run directory is a run; an empty one is neither', () => {
+    expect(serveKind(expDir)).toBe('experiment');
+    expect(serveKind(runDir)).toBe('run');
+    expect(serveKind(path.join(tmp, 'nope'))).toBeUndefined();
+  });
+
+  it('serves experiment.json and the runs inside (ids with =), nothing through a link out', async () => {
+    expect(JSON.parse((await get(server.port, '/run/experiment.json')).body).name).toBe('e');
+    expect(JSON.parse((await get(server.port, `/run/runs/${runId}/manifest.json`)).body)).toEqual(runManifest);
+    expect(JSON.parse((await get(server.port, `/run/runs/${encodeURIComponent(runId)}/manifest.json`)).body)).toEqual(runManifest);
+    expect((await get(server.port, '/run/runs/out-s1/manifest.json')).status).toBe(404);
+    expect((await get(server.port, '/run/effects.arrow')).status).toBe(404);
+    expect((await get(server.port, '/run/manifest.json')).status).toBe(404);
+  });
+
+  it('says it is an experiment on /events and sends `experiment` when a table appears', async () => {
+    const es = await eventsUntil(`${server.url}events`);
+    try {
+      const hello = await es.until(/event: hello\ndata: (.*)\n/);
+      expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(hello)![1]!)).toEqual({ ready: true, kind: 'experiment', tables: { series: false, effects: false, summary: false } });
+      fs.writeFileSync(path.join(expDir, 'effects.arrow'), 'not really arrow');
+      await es.until(/event: experiment\ndata: \{"kind":"experiment","tables":\{"series":false,"effects":true,"summary":false\}\}/);
+    } finally {
+      await es.close();
+      fs.rmSync(path.join(expDir, 'effects.arrow'));
+    }
+  });
+
+  it('follows one run inside with /events?run=, and refuses a bad run path', async () => {
+    const es = await eventsUntil(`${server.url}events?run=${encodeURIComponent(`runs/${runId}`)}`);
+    try {
+      const hello = await es.until(/event: hello\ndata: (.*)\n/);
+      expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(hello)![1]!)).toEqual({ ready: true, steps_completed: 1, steps_requested: 5, status: 'running' });
+      fs.writeFileSync(path.join(expDir, 'runs', runId, 'manifest.json'), JSON.stringify({ ...runManifest, steps_completed: 2 }));
+      await es.until(/event: step\ndata: \{"step":1,"steps_completed":2/);
+      // Caller events go to the plain stream only.
+      server.publish('step', { step: 99 });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await es.until(/./)).not.toMatch(/"step":99/);
+    } finally {
+      await es.close();
+    }
+    // A run linked from outside the experiment is not read (its manifest says 3 steps).
+    const out = await eventsUntil(`${server.url}events?run=runs/out-s1`);
+    expect(await out.until(/event: hello\ndata: .*\n/)).toMatch(/"steps_completed":0,"steps_requested":0,"status":"unknown"/);
+    await out.close();
+    for (const bad of ['..', 'runs/../..', 'runs/.hidden', '/etc', 'runs//x', 'runs%2F..%2F..']) {
+      expect((await get(server.port, `/events?run=${encodeURIComponent(bad)}`)).status, bad).toBe(400);
     }
   });
 });

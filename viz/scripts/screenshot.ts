@@ -1,7 +1,7 @@
 /**
  * Writes viz/dashboard.png, the picture in the README: builds the dashboard (viz/dist), runs a small
- * social-feed scenario (or takes a run directory), serves it, and photographs the whole page once
- * the network layout has settled.
+ * social-feed scenario (or takes a run directory, or an experiment directory), serves it, and
+ * photographs the whole page once the network layout has settled.
  *
  *   npm run screenshot [-- <run-dir>] [-- --theme dark] [-- --out file.png]
  */
@@ -44,7 +44,9 @@ try {
   await page.goto(`${server.url}?theme=${theme}`);
   await page.waitForSelector('html[data-ready=true]', { timeout: 60_000 });
   const first = await page.evaluate(() => (window as unknown as { __socsim: { firstFullRenderMs: number } }).__socsim.firstFullRenderMs);
-  await page.waitForSelector('#panel-network canvas[data-settled=true]', { timeout: 60_000 }).catch(() => {});
+  // A run: wait for the network layout to settle (an experiment directory has no network panel).
+  const experiment = await page.evaluate(() => document.body.dataset.view === 'experiment');
+  if (!experiment) await page.waitForSelector('#panel-network canvas[data-settled=true]', { timeout: 60_000 }).catch(() => {});
   await page.mouse.move(0, 0);
   await page.screenshot({ path: out, fullPage: true });
   process.stdout.write(`first full render ${first} ms; wrote ${path.relative(process.cwd(), out)} (${Math.round(fs.statSync(out).size / 1024)} KiB)\n`);

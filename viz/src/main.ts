@@ -2,6 +2,10 @@
  * The dashboard: loads a run directory through the server (/run/...), draws every panel, and
  * follows a live run through server-sent events (/events).
  *
+ * On an experiment directory (experiment.json, no manifest.json) it shows the experiment view
+ * instead (panels/experiment.ts); `?run=runs/<id>` shows one of its runs with the panels below,
+ * reading /run/runs/<id>/... and following /events?run=runs/<id>.
+ *
  * Loading order, for a fast first render at 1M agents: manifest and metrics (small, whole) ->
  * header and time panels; then, in parallel, cascades and archetypes (whole), the selected step's
  * snapshot (only the opinion, archetype and group-label columns, by byte ranges) and a window of
@@ -19,8 +23,14 @@ import { cascadesPanel } from './panels/cascades.ts';
 import { recommenderPanel } from './panels/recommender.ts';
 import { archetypesPanel } from './panels/archetypes.ts';
 import { networkPanel } from './panels/network.ts';
+import { experimentView, type ExperimentView } from './panels/experiment.ts';
+import { fetchExperiment } from './data/experiment.ts';
 
-const BASE = 'run/';
+/** `?run=DIR`: a run inside the served directory (an experiment's runs/<id>), plain path segments only. */
+const RUN_PARAM = new URLSearchParams(location.search).get('run');
+const RUN_PATH = /^[A-Za-z0-9_=-][A-Za-z0-9._=-]*(\/[A-Za-z0-9_=-][A-Za-z0-9._=-]*)*$/;
+const runPathOk = RUN_PARAM === null || RUN_PATH.test(RUN_PARAM);
+const BASE = RUN_PARAM && runPathOk ? `run/${RUN_PARAM.split('/').map(encodeURIComponent).join('/')}/` : 'run/';
 /** The network sample reads this many windows of graph.arrow, of this many edge rows each (8 bytes a row). */
 const EDGE_WINDOWS = 16;
 const EDGE_ROWS = 12_500;
@@ -69,6 +79,8 @@ applyTheme();
 
 // ---- state --------------------------------------------------------------------------------------
 let run: RunState | undefined;
+/** Set when the served directory is an experiment (then nothing below `run` is used). */
+let experiment: ExperimentView | undefined;
 const view: ViewState = { step: 0, range: null, follow: true };
 const panels: Panel[] = [];
 const scrubber = $<HTMLInputElement>('#step');
@@ -260,12 +272,47 @@ function fail(e: unknown): void {
   console.error(e);
 }
 
+/** The experiment view, when the served directory is an experiment (experiment.json); false otherwise. */
+async function bootExperiment(): Promise<boolean> {
+  let plan;
+  try {
+    plan = await fetchExperiment(BASE);
+  } catch (e) {
+    if (e instanceof HttpError && e.status === 404) return false;
+    throw e;
+  }
+  $('#waiting').hidden = true;
+  document.body.dataset.view = 'experiment';
+  document.title = `socsim · experiment ${plan.name}`;
+  const main = $('#experiment');
+  main.hidden = false;
+  experiment = experimentView(main, BASE, plan, {
+    onReady() {
+      probe.firstFullRenderMs = Math.round(performance.now());
+      document.documentElement.dataset.ready = 'true';
+    },
+    onError(e) {
+      probe.errors.push(String((e as Error).stack ?? e));
+      console.error(e);
+    },
+  });
+  await experiment.refresh();
+  return true;
+}
+
 async function boot(): Promise<void> {
+  if (!runPathOk) throw new Error(`bad run path in the address: ${RUN_PARAM}`);
+  if (RUN_PARAM) {
+    const back = $<HTMLAnchorElement>('#back');
+    back.hidden = false;
+    back.href = './';
+  }
   let manifest;
   try {
     manifest = await fetchManifest(BASE);
   } catch (e) {
     if (e instanceof HttpError && (e.status === 503 || e.status === 404)) {
+      if (e.status === 404 && !RUN_PARAM && (await bootExperiment())) return;
       $('#waiting').hidden = false;
       return; // the events stream calls boot() again when the run is ready
     }
@@ -323,6 +370,7 @@ function startBoot(): void {
 }
 
 async function refresh(): Promise<void> {
+  if (experiment) return experiment.refresh();
   if (!run) return startBoot();
   if (live.refreshing) {
     live.dirty = true;
@@ -354,14 +402,14 @@ async function refresh(): Promise<void> {
 }
 
 function connect(): void {
-  const es = new EventSource('events');
+  const es = new EventSource(RUN_PARAM && runPathOk ? `events?run=${encodeURIComponent(RUN_PARAM)}` : 'events');
   es.addEventListener('hello', (ev) => {
     live.connected = true;
     $('#live').dataset.state = 'connected';
     const d = JSON.parse((ev as MessageEvent).data) as { ready: boolean; steps_completed: number };
     if (run && d.ready && d.steps_completed !== run.manifest.steps_completed) void refresh();
   });
-  for (const name of ['step', 'status', 'ready']) es.addEventListener(name, () => void refresh());
+  for (const name of ['step', 'status', 'ready', 'experiment']) es.addEventListener(name, () => void refresh());
   es.onerror = () => {
     live.connected = false;
     $('#live').dataset.state = 'disconnected';

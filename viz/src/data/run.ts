@@ -51,8 +51,13 @@ async function get(url: string): Promise<Response> {
   return res;
 }
 
+/** A JSON file under `base`. */
+export function fetchJson<T>(base: string, name: string): Promise<T> {
+  return get(`${base}${name}`).then((r) => r.json() as Promise<T>);
+}
+
 export function fetchManifest(base: string): Promise<RunManifest> {
-  return get(`${base}manifest.json`).then((r) => r.json() as Promise<RunManifest>);
+  return fetchJson<RunManifest>(base, 'manifest.json');
 }
 
 /**

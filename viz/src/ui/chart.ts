@@ -1,9 +1,9 @@
 /**
  * A small SVG line chart over columns: each series is an x column and a y column (typed arrays),
- * drawn as one path; an optional vertical marker (the selected step), an optional x brush, log
+ * drawn as one path, optionally over a shaded band (a confidence interval); an optional vertical marker (the selected step), an optional x brush, log
  * axes, and an HTML legend whose entries show each series' value at the marker.
  */
-import { axisBottom, axisLeft, brushX, extent, format, line, curveStepAfter, curveLinear, scaleLinear, scaleLog, select, type BrushBehavior, type Selection } from 'd3';
+import { area, axisBottom, axisLeft, brushX, extent, format, line, curveStepAfter, curveLinear, scaleLinear, scaleLog, select, type BrushBehavior, type Selection } from 'd3';
 
 export interface Series {
   name: string;
@@ -13,6 +13,8 @@ export interface Series {
   color: string;
   step?: boolean;
   points?: boolean;
+  /** A band from `lo` to `hi` at each x (same length as x), drawn under the line. */
+  band?: { lo: ArrayLike<number>; hi: ArrayLike<number> };
 }
 
 export interface ChartOptions {
@@ -131,14 +133,16 @@ export class LineChart {
     const xs: number[] = [];
     const ys: number[] = [];
     for (const s of series) {
-      for (let i = 0; i < s.x.length; i++) {
-        const x = s.x[i]!;
-        const y = s.y[i]!;
-        if (!Number.isFinite(y) || !Number.isFinite(x)) continue;
-        if (view.xDomain && (x < view.xDomain[0] || x > view.xDomain[1])) continue;
-        if ((o.logX && x <= 0) || (o.logY && y <= 0)) continue;
-        xs.push(x);
-        ys.push(y);
+      for (const yc of s.band ? [s.y, s.band.lo, s.band.hi] : [s.y]) {
+        for (let i = 0; i < s.x.length; i++) {
+          const x = s.x[i]!;
+          const y = yc[i]!;
+          if (!Number.isFinite(y) || !Number.isFinite(x)) continue;
+          if (view.xDomain && (x < view.xDomain[0] || x > view.xDomain[1])) continue;
+          if ((o.logX && x <= 0) || (o.logY && y <= 0)) continue;
+          xs.push(x);
+          ys.push(y);
+        }
       }
     }
     let xd = view.xDomain ?? (extent(xs) as [number, number]);
@@ -165,6 +169,23 @@ export class LineChart {
     const plot = g.append('g').attr('class', 'plot');
     plot.append('clipPath').attr('id', `clip-${uid(this)}`).append('rect').attr('width', iw).attr('height', ih);
     const lines = plot.append('g').attr('clip-path', `url(#clip-${uid(this)})`);
+    for (const s of series) {
+      if (!s.band) continue;
+      const { lo, hi } = s.band;
+      const ok = (i: number) => Number.isFinite(lo[i]!) && Number.isFinite(hi[i]!) && (!o.logY || lo[i]! > 0) && (!o.logX || s.x[i]! > 0);
+      const band = area<number>()
+        .defined(ok)
+        .x((i) => x(s.x[i]!))
+        .y0((i) => y(lo[i]!))
+        .y1((i) => y(hi[i]!))
+        .curve(s.step ? curveStepAfter : curveLinear);
+      lines
+        .append('path')
+        .attr('class', 'band')
+        .attr('data-name', s.name)
+        .attr('fill', s.color)
+        .attr('d', band(Array.from({ length: s.x.length }, (_v, i) => i)) ?? '');
+    }
     for (const s of series) {
       const idx: number[] = [];
       for (let i = 0; i < s.x.length; i++) {
