@@ -166,7 +166,7 @@ function missingMessage(missing: PlannedRun[], dirs: string[], dirArgs: string[]
     }
   });
   const ids = missing.slice(0, 20).map((r) => r.id).join(', ') + (missing.length > 20 ? ` and ${missing.length - 20} more` : '');
-  const cmd = (extra: string, out = dirArgs[0]) => `socsim experiment ${json.file} --out ${out}${extra}`;
+  const cmd = (extra: string, out: string = dirArgs[0]) => `socsim experiment ${json.file} --out ${out}${extra}`;
   let fix: string;
   if (counts.size === 1) {
     const n = [...counts][0];

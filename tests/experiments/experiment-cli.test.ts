@@ -1,0 +1,176 @@
+/**
+ * `socsim experiment` end to end on the sir-beta example at 2,000 agents, 2 seeds and 6 hours
+ * (6 runs of about a second): --jobs 1 and --jobs 2 give the same bytes, a re-run skips what is
+ * done, shards merge to the same tables, and bad input is one line with exit code 2.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tableFromIPC } from '@uwdata/flechette';
+import { ROOT, socsim, tempDir } from '../runner/cliHelpers.ts';
+
+const tmp = tempDir('socsim-exp-');
+const FILE = 'experiments/sir-beta.ts';
+const SMALL = ['--seeds', '2', '--hours', '6', '--quiet'];
+const TABLES = ['summary.arrow', 'effects.arrow', 'series.arrow'];
+
+function arrowFiles(dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.arrow')).sort();
+}
+
+function expectSameFiles(a: string, b: string, files: string[]) {
+  for (const f of files) expect(fs.readFileSync(path.join(a, f)).equals(fs.readFileSync(path.join(b, f))), f).toBe(true);
+}
+
+/** stderr of a refused command: exactly one line, naming `what`. */
+function expectOneLine(r: { code: number | null; stderr: string }, what: RegExp) {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(what);
+}
+
+describe('socsim experiment', () => {
+  const one = path.join(tmp, 'jobs1');
+  const two = path.join(tmp, 'jobs2');
+
+  it('--jobs 1 and --jobs 2 write byte-identical tables and run files, as the contract lays them out', () => {
+    const a = socsim(['experiment', FILE, '--out', one, '--jobs', '1', ...SMALL]);
+    const b = socsim(['experiment', FILE, '--out', two, '--jobs', '2', ...SMALL]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(a.stdout).toMatch(/6 runs: 6 ran, 0 already complete, 0 failed/);
+    expect(a.stdout).toMatch(/final_recovered/);
+    expect(a.stdout).toMatch(/socsim serve/);
+    const files = arrowFiles(one);
+    expect(files).toEqual(expect.arrayContaining([...TABLES, 'runs/base-s1/metrics.arrow', 'runs/high-s2/agents/step-000006.arrow']));
+    expect(arrowFiles(two)).toEqual(files);
+    expectSameFiles(one, two, files);
+
+    const plan = JSON.parse(fs.readFileSync(path.join(one, 'experiment.json'), 'utf8'));
+    expect(plan.format).toBe('socsim-experiment/1');
+    expect(plan.arms).toEqual(['base', 'low', 'high']);
+    expect(plan.seeds).toEqual([1, 2]);
+    expect(plan.runs[0]).toEqual({ id: 'base-s1', arm: 'base', grid: {}, seed: 1, dir: 'runs/base-s1' });
+    expect(JSON.parse(fs.readFileSync(path.join(one, 'plans/low-s2.json'), 'utf8'))).toEqual({ gamma: 0.2, seedCount: 20, beta: 0.03 });
+    const m = JSON.parse(fs.readFileSync(path.join(one, 'runs/low-s2/manifest.json'), 'utf8'));
+    expect([m.seed, m.agents, m.steps_requested, m.parameters.beta]).toEqual([2, 2000, 6, 0.03]);
+
+    const summary = tableFromIPC(fs.readFileSync(path.join(one, 'summary.arrow')));
+    expect(summary.schema.fields.map((f) => f.name)).toEqual(['arm', 'seed', 'group', ...plan.outcomes]);
+    // Per run: the ungrouped row, then the five leanings in their declared order.
+    expect(summary.numRows).toBe(6 * 6);
+    const rows = summary.toArray();
+    expect(rows.slice(0, 6).map((r) => r.group)).toEqual(['', 'left', 'center-left', 'center', 'center-right', 'right']);
+    expect(rows[0].arm).toBe('base');
+    expect(Number.isNaN(rows[0].ever_infected)).toBe(true);
+    expect(Number.isNaN(rows[1].final_recovered)).toBe(true);
+
+    // Effects agree with the summary: mean across seeds, and the paired difference per seed.
+    const effects = tableFromIPC(fs.readFileSync(path.join(one, 'effects.arrow'))).toArray();
+    const val = (arm: string, seed: number) => rows.find((r) => r.arm === arm && r.seed === seed && r.group === '')!.final_recovered as number;
+    const hi = effects.find((e) => e.arm === 'high' && e.outcome === 'final_recovered')!;
+    expect(hi.n).toBe(2);
+    expect(hi.mean).toBeCloseTo((val('high', 1) + val('high', 2)) / 2, 9);
+    expect(hi.diff).toBeCloseTo((val('high', 1) - val('base', 1) + val('high', 2) - val('base', 2)) / 2, 9);
+    expect(hi.diff).toBeGreaterThan(0);
+    const ref = effects.find((e) => e.arm === 'base' && e.outcome === 'final_recovered')!;
+    expect(Number.isNaN(ref.diff) && Number.isNaN(ref.unpaired_ci_low)).toBe(true);
+
+    const series = tableFromIPC(fs.readFileSync(path.join(one, 'series.arrow')));
+    expect(series.schema.fields.map((f) => f.name)).toEqual(['arm', 'metric', 'step', 'n', 'mean', 'ci_low', 'ci_high']);
+    const s = series.toArray().filter((r) => r.arm === 'low' && r.metric === 'recovered');
+    expect(s.map((r) => r.step)).toEqual([-1, 0, 1, 2, 3, 4, 5]);
+  });
+
+  it('a re-run skips completed runs (files untouched) and finishes a run whose directory was deleted', () => {
+    const metrics = path.join(two, 'runs/base-s2/metrics.arrow');
+    const before = fs.statSync(metrics).mtimeMs;
+    const tables = TABLES.map((t) => fs.readFileSync(path.join(two, t)));
+    const again = socsim(['experiment', FILE, '--out', two, '--jobs', '2', ...SMALL]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/6 runs: 0 ran, 6 already complete/);
+    expect(fs.statSync(metrics).mtimeMs).toBe(before);
+    fs.rmSync(path.join(two, 'runs/low-s1'), { recursive: true });
+    const fill = socsim(['experiment', FILE, '--out', two, '--jobs', '2', ...SMALL]);
+    expect(fill.code, fill.stderr).toBe(0);
+    expect(fill.stdout).toMatch(/6 runs: 1 ran, 5 already complete/);
+    expect(fs.statSync(metrics).mtimeMs).toBe(before);
+    TABLES.forEach((t, i) => expect(fs.readFileSync(path.join(two, t)).equals(tables[i]), t).toBe(true));
+  });
+
+  it('refuses a directory that holds another plan, in one line', () => {
+    expectOneLine(socsim(['experiment', FILE, '--out', two, '--seeds', '3', '--hours', '6', '--quiet']), /another plan.*--force/);
+  });
+
+  it('shards 0/2 and 1/2 in separate directories merge into the same tables; an incomplete set exits 2', () => {
+    const d0 = path.join(tmp, 'shard0');
+    const d1 = path.join(tmp, 'shard1');
+    const s0 = socsim(['experiment', FILE, '--out', d0, '--shard', '0/2', ...SMALL]);
+    expect(s0.code, s0.stderr).toBe(0);
+    expect(s0.stdout).toMatch(/3 runs \(shard 0\/2\)/);
+    expect(s0.stdout).toMatch(/experiment merge/);
+    expect(fs.existsSync(path.join(d0, 'summary.arrow'))).toBe(false);
+    const early = socsim(['experiment', 'merge', d0]);
+    expectOneLine(early, /3 of 6 planned runs.*base-s2.*--shard 1\/2/);
+    const s1 = socsim(['experiment', FILE, '--out', d1, '--shard', '1/2', ...SMALL]);
+    expect(s1.code, s1.stderr).toBe(0);
+    const out = path.join(tmp, 'merged');
+    const merged = socsim(['experiment', 'merge', d0, d1, '--out', out]);
+    expect(merged.code, merged.stderr).toBe(0);
+    expectSameFiles(one, out, TABLES);
+    expect(fs.existsSync(path.join(out, 'runs'))).toBe(false);
+  });
+
+  it('--shard auto/N without an index in the environment is one line', () => {
+    expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'auto'), '--shard', 'auto/2', ...SMALL]), /JOB_COMPLETION_INDEX.*SLURM_ARRAY_TASK_ID/);
+  });
+});
+
+describe('bad experiment files and parameters', () => {
+  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const write = (name: string, body: string) => {
+    const f = path.join(tmp, name.replace(/\.ts$/, '.mts'));
+    fs.writeFileSync(f, `import { defineExperiment, metric } from ${JSON.stringify(api)};\nexport default defineExperiment({ name: 'bad', description: 'x', scenario: 'sir', ${body} });\n`);
+    return f;
+  };
+  const arms = `arms: { a: { beta: 0.05 }, b: { beta: 0.1 } }`;
+
+  it('an unknown field names the closest one', () => {
+    const f = write('unknown-key.ts', `${arms}, seed: 3, outcomes: { r: metric('recovered').final() }`);
+    expectOneLine(socsim(['experiment', f, '--out', path.join(tmp, 'bad1')]), /unknown field seed; did you mean seeds\?/);
+  });
+
+  it('an unknown reference arm names the arms', () => {
+    const f = write('bad-ref.ts', `${arms}, reference: 'control', outcomes: { r: metric('recovered').final() }`);
+    expectOneLine(socsim(['experiment', f, '--out', path.join(tmp, 'bad2')]), /reference control is not an arm; arms: a, b/);
+  });
+
+  it('an unknown parameter in an arm names the arm and the closest parameter', () => {
+    const f = write('bad-param.ts', `arms: { a: { beta: 0.05 }, b: { betta: 0.1 } }, outcomes: { r: metric('recovered').final() }`);
+    expectOneLine(socsim(['experiment', f, '--out', path.join(tmp, 'bad3')]), /arm b: .*unknown parameter betta; did you mean beta\?/);
+  });
+
+  it('an unknown metric stops after the first run, naming the closest metric', () => {
+    const f = write('bad-metric.ts', `${arms}, seeds: 2, defaults: { agents: 500, steps: 2 }, outcomes: { r: metric('recoverd').final() }`);
+    const r = socsim(['experiment', f, '--out', path.join(tmp, 'bad4'), '--quiet']);
+    expectOneLine(r, /outcome r on run a-s1: metrics.arrow has no column recoverd; did you mean recovered\?/);
+  });
+
+  it('run --params FILE with an unknown key names the file and the key', () => {
+    const f = path.join(tmp, 'params.json');
+    fs.writeFileSync(f, JSON.stringify({ gama: 0.1 }));
+    expectOneLine(socsim(['run', 'sir', '--params', f, '--agents', '200', '--steps', '1', '--out', path.join(tmp, 'p')]), new RegExp(`--params ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*unknown parameter gama; did you mean gamma\\?`));
+    expect(fs.existsSync(path.join(tmp, 'p'))).toBe(false);
+  });
+
+  it('describe prints an experiment plan and a scenario\'s parameters from its schema', () => {
+    const e = socsim(['describe', FILE]);
+    expect(e.code, e.stderr).toBe(0);
+    expect(e.stdout).toMatch(/runs: +12 \(3 arms x 1 grid points x 4 seeds\)/);
+    expect(e.stdout).toMatch(/base \(reference\)/);
+    const s = socsim(['describe', 'sir']);
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout).toMatch(/\n  beta +number \(>= 0, <= 1\) +0\.05/);
+    expect(s.stdout).toMatch(/graph\(kind=barabasi-albert\)\.m +integer/);
+  });
+});
