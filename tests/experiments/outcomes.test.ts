@@ -48,7 +48,7 @@ describe('outcome builders', () => {
 
   it('rows: count, sum, mean and ratio, grouped, filtered, with fixed groups (a missing one is NaN)', () => {
     const run = openRun(dir);
-    const infected = states.map((s) => (s === 'susceptible' ? 0 : 1));
+    const infected: number[] = states.map((s) => (s === "susceptible" ? 0 : 1));
     expect(rows('agents/final', { count: true }).evaluate(run)).toBe(2000);
     expect(rows('agents/final', { sum: (r) => (r.state === 'susceptible' ? 0 : 1) }).evaluate(run)).toBe(infected.reduce((a, b) => a + b, 0));
     const byLeaning = rows('agents/final', { groupBy: 'leaning', mean: (r) => (r.state === 'susceptible' ? 0 : 1) }).evaluate(run) as Record<string, number>;
