@@ -86,7 +86,7 @@ export function registerExperimentCommands(program: Command): void {
     if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
     const r = await executePlan(plan, { dir, label, jobs: opts.jobs, threads: opts.threads, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
     const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
-    process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
+    process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
     if (r.interrupted) {
       process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
       process.exitCode = 130;

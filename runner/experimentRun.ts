@@ -47,6 +47,8 @@ export interface ExecuteResult {
   planned: number;
   skipped: string[];
   ran: string[];
+  /** Of `ran`, those continued from a checkpoint. */
+  resumed: string[];
   failures: Failure[];
   interrupted: boolean;
 }
@@ -194,7 +196,7 @@ function progressBar(total: number, quiet: boolean): Bar {
 export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<ExecuteResult> {
   const mine = shardRuns(plan.runs, o.shard);
   const actions = mine.map((r) => ({ run: r, action: actionFor(r, plan, o.dir, o.force) }));
-  const result: ExecuteResult = { planned: mine.length, skipped: [], ran: [], failures: [], interrupted: false };
+  const result: ExecuteResult = { planned: mine.length, skipped: [], ran: [], resumed: [], failures: [], interrupted: false };
   let validated = !o.validate;
   const validate = (run: PlannedRun) => {
     if (validated) return;
@@ -224,6 +226,7 @@ export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<Execut
       const message = await runChild(childArgs(run, plan, o, action), children);
       if (message === undefined) {
         result.ran.push(run.id);
+        if (action.kind === 'resume') result.resumed.push(run.id);
         try {
           validate(run);
         } catch (err) {

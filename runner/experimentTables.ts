@@ -222,7 +222,7 @@ function writeSeries(json: ExperimentJson, runDir: (r: PlanRun) => string, outDi
   );
 }
 
-const num = (v: number) => (Number.isNaN(v) ? 'NaN' : Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : String(Number(v.toPrecision(4))));
+const num = (v: number) => (Number.isNaN(v) ? 'NaN' : Math.abs(v) >= 1e7 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : String(Number(v.toPrecision(4))));
 const ci = ([a, b]: [number, number]) => (Number.isNaN(a) ? '' : `[${num(a)}, ${num(b)}]`);
 
 /** The effects as a readable text table. */
