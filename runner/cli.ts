@@ -291,13 +291,13 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('Serve the dashboard for a run directory (read-only) on 127.0.0.1; follows a run that is still going')
-    .argument('<run-dir>', 'a run directory written by socsim run')
+    .argument('<run-dir>', 'a run directory written by socsim run, or an experiment directory written by socsim experiment')
     .option('--port <n>', `port (0 = any free port)`, intFlag('--port', 0, 65535), DEFAULT_PORT)
     .option('--host <address>', 'address to bind; anything but a loopback address makes the run readable from other machines', DEFAULT_HOST)
     .action(async (dirArg: string, opts) => {
       const runDir = path.resolve(dirArg);
       if (!fs.existsSync(path.join(runDir, 'manifest.json')) && !fs.existsSync(path.join(runDir, 'experiment.json'))) {
-        throw new InputError(`${dirArg} is neither a run directory nor an experiment directory (no manifest.json, no experiment.json); write one with socsim run <scenario> --out ${dirArg} or socsim experiment FILE --out ${dirArg}`);
+        throw new InputError(`${dirArg} is not a run directory or an experiment directory (no manifest.json or experiment.json); write one with socsim run <scenario> --out ${dirArg} or socsim experiment FILE --out ${dirArg}`);
       }
       const server = await listen({ runDir, port: opts.port, host: opts.host });
       const stopped = untilSignal(); // before printing the URL, so a Ctrl-C right after it is ours
