@@ -65,6 +65,9 @@ export function writeFileAtomic(file: string, text: string): void {
   }
 }
 
+/** What an experiment writes at the top of its directory (and the temporary files of those writes). */
+const EXPERIMENT_ENTRY = /^(experiment\.json|shard-\d+-of-\d+\.json|summary\.arrow|effects\.arrow|series\.arrow)(\..*\.tmp|\.tmp)?$|^(plans|runs)$/;
+
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
 /** JSON with object keys sorted, for comparing values whatever their key order. */
@@ -91,8 +94,10 @@ export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' |
   const { dir, label } = o;
   if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new InputError(`${label} is not a directory; choose another --out`);
   const old = fs.existsSync(dir) ? readExperimentJson(dir) : undefined;
-  if (!old && fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
-    throw new InputError(`${label} is not empty and holds no experiment.json; choose a new or empty directory with --out`);
+  // Another shard on a shared volume may be writing this very plan: its files are no obstacle.
+  const foreign = !old && fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => !EXPERIMENT_ENTRY.test(f)) : undefined;
+  if (foreign !== undefined) {
+    throw new InputError(`${label} is not empty (${foreign}) and holds no experiment.json; choose a new or empty directory with --out`);
   }
   const differs = old && (!samePlan(old, plan.json) || plan.runs.some((r) => {
     const f = planFile(dir, r.id);
@@ -101,13 +106,15 @@ export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' |
   if (differs && !o.force) {
     throw new InputError(`${label} holds another plan (experiment ${old!.name}, ${old!.runs.length} runs; arms, grid, seeds, options or parameters differ); pass --force to replace it, or choose another --out`);
   }
-  fs.mkdirSync(path.join(dir, 'plans'), { recursive: true });
+  fs.mkdirSync(dir, { recursive: true });
   if (old && o.force) {
     // Only what an experiment writes: its tables and the plan files of the old plan.
     for (const t of TABLE_FILES) fs.rmSync(path.join(dir, t), { force: true });
+    for (const f of fs.readdirSync(dir)) if (/^shard-\d+-of-\d+\.json$/.test(f)) fs.rmSync(path.join(dir, f), { force: true });
     for (const r of old.runs) if (/^[A-Za-z0-9._=-]+$/.test(r.id)) fs.rmSync(planFile(dir, r.id), { force: true });
   }
   writeFileAtomic(path.join(dir, 'experiment.json'), json(plan.json));
+  fs.mkdirSync(path.join(dir, 'plans'), { recursive: true });
   for (const r of plan.runs) {
     const f = planFile(dir, r.id);
     if (!fs.existsSync(f) || fs.readFileSync(f, 'utf8') !== json(r.overrides)) writeFileAtomic(f, json(r.overrides));

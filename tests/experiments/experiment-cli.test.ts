@@ -174,3 +174,71 @@ describe('bad experiment files and parameters', () => {
     expect(s.stdout).toMatch(/graph\(kind=barabasi-albert\)\.m +integer/);
   });
 });
+
+describe('grids and failing runs', () => {
+  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const file = path.join(tmp, 'grid.mts');
+  fs.writeFileSync(
+    file,
+    `import { defineExperiment, metric } from ${JSON.stringify(api)};\n` +
+      `export default defineExperiment({ name: 'grid', description: 'x', scenario: 'sir', seeds: 1,\n` +
+      `  arms: { a: { beta: 0.05 }, b: { beta: 0.1 } }, grid: { gamma: [0.2, 0.3], seeds: ['random', 'hubs'] },\n` +
+      `  defaults: { agents: 500, steps: 3 }, outcomes: { r: metric('recovered').final() } });\n`,
+  );
+
+  it('a grid multiplies the runs; grid keys become columns (f64 for numbers, utf8 otherwise) and run-id parts', () => {
+    const dir = path.join(tmp, 'grid');
+    const r = socsim(['experiment', file, '--out', dir, '--jobs', '2', '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const plan = JSON.parse(fs.readFileSync(path.join(dir, 'experiment.json'), 'utf8'));
+    expect(plan.runs.map((x: { id: string }) => x.id)).toEqual([
+      'a-gamma=0.2-seeds=random-s1', 'b-gamma=0.2-seeds=random-s1', 'a-gamma=0.2-seeds=hubs-s1', 'b-gamma=0.2-seeds=hubs-s1',
+      'a-gamma=0.3-seeds=random-s1', 'b-gamma=0.3-seeds=random-s1', 'a-gamma=0.3-seeds=hubs-s1', 'b-gamma=0.3-seeds=hubs-s1',
+    ]);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'runs/b-gamma=0.3-seeds=hubs-s1/manifest.json'), 'utf8'));
+    expect([m.parameters.beta, m.parameters.gamma, m.parameters.seeds]).toEqual([0.1, 0.3, 'hubs']);
+    const summary = tableFromIPC(fs.readFileSync(path.join(dir, 'summary.arrow')));
+    expect(summary.schema.fields.map((f) => f.name)).toEqual(['arm', 'seed', 'gamma', 'seeds', 'group', 'r']);
+    const rows = summary.toArray();
+    expect(rows.map((x) => [x.arm, x.gamma, x.seeds])[6]).toEqual(['a', 0.3, 'hubs']);
+    expect(typeof rows[0].gamma).toBe('number');
+    const effects = tableFromIPC(fs.readFileSync(path.join(dir, 'effects.arrow'))).toArray();
+    expect(effects.map((e) => `${e.arm} ${e.gamma} ${e.seeds}`)).toEqual(['a 0.2 random', 'b 0.2 random', 'a 0.2 hubs', 'b 0.2 hubs', 'a 0.3 random', 'b 0.3 random', 'a 0.3 hubs', 'b 0.3 hubs']);
+    // One seed: the difference is the single paired difference, with no interval.
+    expect(effects[1].diff).toBe(rows[1].r - rows[0].r);
+    expect(Number.isNaN(effects[1].diff_ci_low)).toBe(true);
+  });
+
+  it('a run that fails is reported with its stderr; the others finish; exit 1; a re-run completes it', () => {
+    const dir = path.join(tmp, 'failing');
+    fs.mkdirSync(path.join(dir, 'runs/b-gamma=0.2-seeds=hubs-s1'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'runs/b-gamma=0.2-seeds=hubs-s1/notes.txt'), 'not a run');
+    const r = socsim(['experiment', file, '--out', dir, '--jobs', '2', '--quiet']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/8 runs: 7 ran, 0 already complete, 1 failed/);
+    expect(r.stderr).toMatch(/b-gamma=0\.2-seeds=hubs-s1: exit 2:\n.*is not empty and is not a socsim run directory/);
+    expect(fs.existsSync(path.join(dir, 'summary.arrow'))).toBe(false);
+    fs.rmSync(path.join(dir, 'runs/b-gamma=0.2-seeds=hubs-s1/notes.txt'));
+    const again = socsim(['experiment', file, '--out', dir, '--quiet']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/8 runs: 1 ran, 7 already complete, 0 failed/);
+    expectSameFiles(path.join(tmp, 'grid'), dir, TABLES);
+  });
+});
+
+describe('the sir-beta example', () => {
+  it('at its own size (4 seeds, 20 hours) shows the expected signs with paired intervals that exclude zero', () => {
+    const dir = path.join(tmp, 'sir-beta');
+    const r = socsim(['experiment', FILE, '--out', dir, '--jobs', '2', '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const effects = tableFromIPC(fs.readFileSync(path.join(dir, 'effects.arrow'))).toArray();
+    const get = (arm: string, outcome: string) => effects.find((e) => e.arm === arm && e.outcome === outcome && e.group === '')!;
+    for (const outcome of ['final_recovered', 'attack_rate']) {
+      expect(get('high', outcome).n).toBe(4);
+      expect(get('high', outcome).diff_ci_low, outcome).toBeGreaterThan(0);
+      expect(get('low', outcome).diff_ci_high, outcome).toBeLessThan(0);
+    }
+    // A faster epidemic reaches 100 recovered sooner.
+    expect(get('high', 'hours_to_100_recovered').diff_ci_high).toBeLessThan(0);
+  });
+});
