@@ -3,11 +3,22 @@
  * (6 runs of about a second): --jobs 1 and --jobs 2 give the same bytes, a re-run skips what is
  * done, shards merge to the same tables, and bad input is one line with exit code 2.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
-import { ROOT, socsim, tempDir } from '../runner/cliHelpers.ts';
+import { BIN, ROOT, socsim, tempDir } from '../runner/cliHelpers.ts';
+
+/** Runs `socsim ARGS` without waiting (several at once); resolves to the exit code and stderr. */
+function socsimAsync(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
 
 const tmp = tempDir('socsim-exp-');
 const FILE = 'experiments/sir-beta.ts';
@@ -119,6 +130,17 @@ describe('socsim experiment', () => {
     expect(merged.code, merged.stderr).toBe(0);
     expectSameFiles(one, out, TABLES);
     expect(fs.existsSync(path.join(out, 'runs'))).toBe(false);
+  });
+
+  it('shards started together in one shared directory (auto/N from JOB_COMPLETION_INDEX), then merge, give the same tables', async () => {
+    const shared = path.join(tmp, 'shared');
+    const args = ['experiment', FILE, '--out', shared, '--shard', 'auto/3', ...SMALL];
+    const shards = await Promise.all([0, 1, 2].map((i) => socsimAsync(args, { JOB_COMPLETION_INDEX: String(i) })));
+    for (const s of shards) expect(s.code, s.stderr).toBe(0);
+    expect(fs.readdirSync(shared).filter((f) => f.startsWith('shard-')).sort()).toEqual(['shard-0-of-3.json', 'shard-1-of-3.json', 'shard-2-of-3.json']);
+    const merged = socsim(['experiment', 'merge', shared]);
+    expect(merged.code, merged.stderr).toBe(0);
+    expectSameFiles(one, shared, [...TABLES, ...arrowFiles(path.join(shared, 'runs')).map((f) => path.join('runs', f))]);
   });
 
   it('--shard auto/N without an index in the environment is one line', () => {
