@@ -181,8 +181,43 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
   if (POOL_RSS_NAMES.some(want)) for (const r of poolRss(Math.max(o.runs, 3))) say(r);
   const overheadName = `archetype-overhead-${L}-100arch-50ms`;
   if (want(overheadName)) for (const r of await archetypeOverhead(n, L)) say(r);
+  if (want(EXPERIMENT_NAME)) say(summarise(EXPERIMENT_NAME, 'runs/h', experimentThroughput(o.runs)));
   if (o.json) process.stdout.write(JSON.stringify({ machine: machineInfo(), results }, null, 2) + '\n');
   return results;
+}
+
+const EXPERIMENT_NAME = 'experiment-throughput-100k-48h-2arms-2seeds-j2-t1';
+
+/**
+ * Experiment throughput: runs per hour of a real `socsim experiment` of social-feed at 100,000
+ * agents for 48 hours, 2 arms (feed size 10 and 20) x 2 seeds, --jobs 2, --threads 1 each, from
+ * the plan to the tables. One figure per repetition (each a fresh experiment directory).
+ */
+function experimentThroughput(runs: number): number[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-exp-'));
+  const api = fileURLToPath(new URL('./defineExperiment.ts', import.meta.url));
+  const file = path.join(dir, 'throughput.mts');
+  fs.writeFileSync(
+    file,
+    `import { defineExperiment, metric } from ${JSON.stringify(api)};\n` +
+      `export default defineExperiment({ name: 'throughput', description: 'bench', scenario: 'social-feed', ` +
+      `arms: { feed10: { platform: { feedSize: 10 } }, feed20: { platform: { feedSize: 20 } } }, seeds: 2, ` +
+      `defaults: { agents: 100000, hours: 48 }, outcomes: { active: metric('active_users').mean() } });\n`,
+  );
+  const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
+  const out: number[] = [];
+  try {
+    for (let r = 0; r < runs; r++) {
+      const t0 = performance.now();
+      const p = spawnSync(process.execPath, [bin, 'experiment', file, '--out', path.join(dir, `exp-${r}`), '--jobs', '2', '--threads', '1', '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+      if (p.status !== 0) throw new Error(`experiment bench failed: ${p.stderr}`);
+      out.push(4 / ((performance.now() - t0) / 3_600_000));
+      fs.rmSync(path.join(dir, `exp-${r}`), { recursive: true, force: true });
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
 }
 
 /**

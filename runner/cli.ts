@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
+import { addLlmOptions, intFlag, llmRunOptions, numFlag } from './flags.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
@@ -15,26 +16,8 @@ import { createProgress } from './progress.ts';
 import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
 import { analysisHints } from './hints.ts';
+import { registerExperimentCommands } from './experimentCli.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
-
-function intFlag(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (raw: string): number => {
-    const v = Number(raw.replace(/_/g, ''));
-    if (!/^\s*[0-9][0-9_]*\s*$/.test(raw) || !Number.isSafeInteger(v) || v < min || v > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-      throw new InputError(`${name} must be a whole number ${range} (got "${raw}")`);
-    }
-    return v;
-  };
-}
-
-function numFlag(name: string, minExclusive: number) {
-  return (raw: string): number => {
-    const v = Number(raw);
-    if (!Number.isFinite(v) || v <= minExclusive) throw new InputError(`${name} must be a number > ${minExclusive} (got "${raw}")`);
-    return v;
-  };
-}
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
 export function parseSets(sets: string[]): Record<string, unknown> {
@@ -58,6 +41,24 @@ export function parseSets(sets: string[]): Record<string, unknown> {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** `--params FILE`: a JSON object of parameter overrides. */
+function readParamsFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InputError(`--params ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`--params ${file}: not valid JSON (${(err as Error).message})`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError(`--params ${file}: expected a JSON object of parameter overrides, e.g. {"beta": 0.1}`);
+  return v as Record<string, unknown>;
+}
 
 const servePort = intFlag('--serve', 0, 65535);
 
@@ -121,7 +122,7 @@ function untilSignal(): Promise<void> {
 }
 
 /** Flags that shape a run's results: with --resume they come from the recorded run. */
-const RUN_SHAPING = ['agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
+const RUN_SHAPING = ['agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'params', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
 
 /** For `run --resume DIR`: the recorded run's scenario and options, after checking it can resume. */
 function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: Command) {
@@ -163,7 +164,7 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(str) })
     .showHelpAfterError('(run with --help for usage)');
 
-  program
+  const run = program
     .command('run')
     .description(`Run a scenario and write its run directory.\nBundled scenarios: ${bundledScenarios().join(', ')}`)
     .argument('[scenario]', 'a bundled scenario name or a path to a scenario .ts file (not with --resume)')
@@ -181,17 +182,9 @@ export function buildProgram(): Command {
     .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
-    .option('--events', 'also write events.arrow, the full action trace (large)')
-    .addOption(new Option('--llm <provider>', 'who sets archetype behaviour: heuristic (offline rules, not an LLM), openai (any OpenAI-compatible server), replay (a recorded cache)').choices(['heuristic', 'openai', 'replay']).default('heuristic'))
-    .option('--llm-model <name>', 'model name sent to the server (default gpt-4o-mini); with --llm replay, the cache\'s model (needed only when it holds several)')
-    .option('--llm-base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama); key from SOCSIM_LLM_API_KEY or OPENAI_API_KEY')
-    .option('--llm-cache <file>', 'llm-cache.jsonl of a recorded run: replayed with --llm replay (model and samples from the file), reused as a cache with --llm openai (replies only: failed calls are asked again)')
-    .option('--llm-every <n>', 'archetype decision every n steps (default 6)', intFlag('--llm-every', 1))
-    .option('--llm-budget <n>', 'most LLM calls per decision round (default 256)', intFlag('--llm-budget', 1))
-    .option('--llm-samples <n>', 'replies averaged per archetype (default 1; with --llm replay, the cache\'s)', intFlag('--llm-samples', 1, 16))
-    .option('--llm-concurrency <n>', 'calls in flight at once (default 16)', intFlag('--llm-concurrency', 1, 256))
-    .option('--llm-timeout <s>', 'seconds per call before it counts as a timeout (default 30)', numFlag('--llm-timeout', 0))
-    .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10))
+    .option('--events', 'also write events.arrow, the full action trace (large)');
+  addLlmOptions(run)
+    .option('--params <file>', 'a JSON object of scenario parameter overrides (e.g. an experiment\'s plans/<run>.json), applied before --set and checked like it')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
     .addOption(new Option('--quiet', 'no progress output'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
@@ -205,11 +198,17 @@ export function buildProgram(): Command {
       const overrides = parseSets(opts.set);
       const defaults = scenario.params.safeParse({});
       if (!defaults.success) throw paramError(scenario.name, defaults.error, scenario.params, {});
-      const params = resumed?.params ?? (mergeParams(scenario.params, defaults.data, overrides) as Record<string, unknown>);
+      const fileParams = opts.params === undefined ? {} : readParamsFile(opts.params);
+      const base = mergeParams(scenario.params, defaults.data, fileParams);
+      if (opts.params !== undefined) {
+        const r = scenario.params.safeParse(base);
+        if (!r.success) throw new InputError(`--params ${opts.params}: ${paramError(scenario.name, r.error, scenario.params, base).message.replace(/; set it with --set (\S+)=VALUE$/, '; correct it in the file')}`);
+      }
+      const params = resumed?.params ?? (mergeParams(scenario.params, base, overrides) as Record<string, unknown>);
       // Unknown or invalid parameters fail here, before --serve starts a server.
       const checked = scenario.params.safeParse(params);
       if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, params);
-      const graphRead = resumed ? resumed.graphRead : graphReadOptions(opts, overrides);
+      const graphRead = resumed ? resumed.graphRead : graphReadOptions(opts, { ...fileParams, ...overrides });
       const signal = { stopRequested: false };
       const onSignal = () => {
         if (signal.stopRequested) process.exit(130);
@@ -250,18 +249,7 @@ export function buildProgram(): Command {
         snapshotEvery: opts.snapshotEvery,
         stepSeconds: opts.stepSeconds,
         events: !!opts.events,
-        llm: resumed?.llm ?? {
-          provider: opts.llm,
-          ...(opts.llmModel !== undefined && { model: opts.llmModel }),
-          ...(opts.llmBaseUrl !== undefined && { baseURL: opts.llmBaseUrl }),
-          ...(opts.llmCache !== undefined && { cacheFile: path.resolve(opts.llmCache) }),
-          ...(opts.llmEvery !== undefined && { every: opts.llmEvery }),
-          ...(opts.llmBudget !== undefined && { budget: opts.llmBudget }),
-          ...(opts.llmSamples !== undefined && { samples: opts.llmSamples }),
-          ...(opts.llmConcurrency !== undefined && { concurrency: opts.llmConcurrency }),
-          ...(opts.llmTimeout !== undefined && { timeoutSeconds: opts.llmTimeout }),
-          ...(opts.llmRetries !== undefined && { retries: opts.llmRetries }),
-        },
+        llm: resumed?.llm ?? llmRunOptions(opts),
         params,
         scenarioFile: path.relative(process.cwd(), file),
         onStep,
@@ -303,13 +291,13 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('Serve the dashboard for a run directory (read-only) on 127.0.0.1; follows a run that is still going')
-    .argument('<run-dir>', 'a run directory written by socsim run')
+    .argument('<run-dir>', 'a run directory written by socsim run, or an experiment directory written by socsim experiment')
     .option('--port <n>', `port (0 = any free port)`, intFlag('--port', 0, 65535), DEFAULT_PORT)
     .option('--host <address>', 'address to bind; anything but a loopback address makes the run readable from other machines', DEFAULT_HOST)
     .action(async (dirArg: string, opts) => {
       const runDir = path.resolve(dirArg);
-      if (!fs.existsSync(path.join(runDir, 'manifest.json'))) {
-        throw new InputError(`${dirArg} is not a run directory (no manifest.json); write one with socsim run <scenario> --out ${dirArg}`);
+      if (!fs.existsSync(path.join(runDir, 'manifest.json')) && !fs.existsSync(path.join(runDir, 'experiment.json'))) {
+        throw new InputError(`${dirArg} is not a run directory or an experiment directory (no manifest.json or experiment.json); write one with socsim run <scenario> --out ${dirArg} or socsim experiment FILE --out ${dirArg}`);
       }
       const server = await listen({ runDir, port: opts.port, host: opts.host });
       const stopped = untilSignal(); // before printing the URL, so a Ctrl-C right after it is ours
@@ -318,6 +306,8 @@ export function buildProgram(): Command {
       await stopped;
       await server.close();
     });
+
+  registerExperimentCommands(program);
 
   program
     .command('inspect')

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Lowest first; a folder may import itself and any folder before it. */
-const LAYERS = ['sim-core', 'graph', 'population', 'models', 'platform', 'recsys', 'llm-archetypes', 'runner', 'scenarios'];
+const LAYERS = ['sim-core', 'graph', 'population', 'models', 'platform', 'recsys', 'llm-archetypes', 'runner', 'scenarios', 'experiments'];
 
 function sources(dir: string): string[] {
   const out: string[] = [];

@@ -1,0 +1,177 @@
+/**
+ * `socsim experiment FILE` (plan, run, tables), `socsim experiment merge DIR...` (tables from
+ * shards) and `socsim describe SCENARIO_OR_EXPERIMENT`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { InputError } from '../sim-core/errors.ts';
+import { loadExperiment, type Experiment } from './defineExperiment.ts';
+import { planExperiment, readExperimentJson, samePlan, type ExperimentJson, type Plan, type PlannedRun } from './experimentPlan.ts';
+import { executePlan, prepareExperimentDir, runComplete, writeFileAtomic, type Shard } from './experimentRun.ts';
+import { formatEffects, writeTables } from './experimentTables.ts';
+import { evaluateOutcome, openRun } from './outcomes.ts';
+import { readRunManifest } from './runDirectory.ts';
+import { describeTarget } from './describe.ts';
+import { addLlmOptions, intFlag, llmChildFlags, numFlag } from './flags.ts';
+
+/** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
+export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): Shard {
+  const m = /^(auto|\d+)\/(\d+)$/.exec(raw.trim());
+  if (!m) throw new InputError(`--shard expects i/N or auto/N, e.g. 0/4 (got "${raw}")`);
+  const count = Number(m[2]);
+  let index: number;
+  if (m[1] === 'auto') {
+    const k8s = env.JOB_COMPLETION_INDEX;
+    const slurm = env.SLURM_ARRAY_TASK_ID;
+    if (k8s !== undefined && k8s !== '') index = Number(k8s);
+    else if (slurm !== undefined && slurm !== '') index = Number(slurm) - Number(env.SLURM_ARRAY_TASK_MIN || 0);
+    else throw new InputError('--shard auto/N reads the shard index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array), and neither is set; give it as --shard i/N');
+  } else index = Number(m[1]);
+  if (!(count >= 1) || !Number.isInteger(index) || index < 0 || index >= count) throw new InputError(`--shard ${raw}: the index must be a whole number from 0 to ${count - 1} and N at least 1 (got index ${index})`);
+  return { index, count };
+}
+
+const rel = (p: string) => {
+  const r = path.relative(process.cwd(), p);
+  return r === '' ? '.' : r.startsWith('..') ? p : r;
+};
+
+/** Checks every outcome on one finished run, so a mistyped metric or table stops the experiment early. */
+function outcomeCheck(e: Experiment) {
+  return (run: PlannedRun, dir: string) => {
+    const view = openRun(dir);
+    for (const [name, o] of Object.entries(e.outcomes)) evaluateOutcome(name, o, view, run.id);
+  };
+}
+
+/** Writes the tables and prints the effects, the files and the serve command. */
+function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: ExperimentJson['runs'][number]) => string, outDir: string): void {
+  const effects = writeTables(json, e.outcomes, runDir, outDir);
+  const where = rel(outDir);
+  process.stdout.write(
+    formatEffects(json, effects) +
+      `\nfiles: ${where}/ (experiment.json, summary.arrow, effects.arrow, series.arrow, runs/<id>/)\n` +
+      `dashboard: npx socsim serve ${where}\n`,
+  );
+}
+
+export function registerExperimentCommands(program: Command): void {
+  const experiment = program
+    .command('experiment')
+    .description('Run an experiment file (arms x grid x seeds of one scenario) and write its tables; or merge shards (socsim experiment merge)');
+
+  const runCmd = experiment
+    .command('run', { isDefault: true })
+    .description('Plan and run an experiment (also: socsim experiment FILE ...): runs are child `socsim run` processes under DIR/runs/<id>; a re-run skips completed runs and resumes interrupted ones; then writes summary.arrow, effects.arrow and series.arrow')
+    .argument('<file>', 'experiment file (.ts, export default defineExperiment({...}))')
+    .option('--out <dir>', 'experiment directory (default: runs/<experiment name>)')
+    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000))
+    .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 1)
+    .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
+    .option('--agents <n>', 'agents per run (default: the experiment\'s, else the scenario\'s)', intFlag('--agents', 1, 2 ** 31 - 2))
+    .option('--hours <h>', 'simulated hours per run (not with --steps)', numFlag('--hours', 0))
+    .option('--steps <n>', 'steps per run (not with --hours)', intFlag('--steps', 0))
+    .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
+    .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
+    .option('--quiet', 'no progress bar');
+  addLlmOptions(runCmd).action(async (fileArg: string, opts, cmd: Command) => {
+    if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
+    const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+    const { experiment: e, file } = await loadExperiment(fileArg);
+    const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, llm: llmChildFlags(cmd) });
+    const label = opts.out ?? path.join('runs', e.name);
+    const dir = path.resolve(label);
+    prepareExperimentDir(plan, { dir, label, force: !!opts.force });
+    if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
+    const r = await executePlan(plan, { dir, label, jobs: opts.jobs, threads: opts.threads, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
+    const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
+    process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
+    if (r.interrupted) {
+      process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
+      process.exitCode = 130;
+      return;
+    }
+    if (r.failures.length > 0) {
+      process.stderr.write(`failed runs:\n${r.failures.map((f) => `  ${f.id}: ${f.message}`).join('\n')}\nno tables written; fix the cause and run the same command again (completed runs are skipped)\n`);
+      process.exitCode = 1;
+      return;
+    }
+    if (shard) {
+      process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${label}\n`);
+      return;
+    }
+    finishTables(plan.json, e, (run) => path.join(dir, run.dir), dir);
+  });
+
+  experiment
+    .command('merge')
+    .description('Write the tables of an experiment run in shards: DIR... hold the same plan (one shared directory, or one per shard); every run must be complete in one of them')
+    .argument('<dirs...>', 'experiment directories written with --shard')
+    .option('--out <dir>', 'where the tables go (default: the first DIR); runs are read where they are, nothing is copied')
+    .action(async (dirArgs: string[], opts) => {
+      const dirs = dirArgs.map((d) => path.resolve(d));
+      const jsons = dirs.map((d, i) => {
+        const j = readExperimentJson(d);
+        if (!j) throw new InputError(`${dirArgs[i]} holds no experiment.json; give directories written by socsim experiment --shard`);
+        return j;
+      });
+      const json = jsons[0];
+      jsons.forEach((j, i) => {
+        if (!samePlan(json, j)) throw new InputError(`${dirArgs[i]} holds another plan than ${dirArgs[0]} (experiment.json differs); merge only shards of one experiment`);
+      });
+      const fileArg = fs.existsSync(json.file_abs) ? json.file_abs : json.file;
+      const { experiment: e, file } = await loadExperiment(fileArg);
+      const o = json.options;
+      const plan: Plan = await planExperiment(e, file, fileArg, { seeds: json.seeds.length, agents: o.agents, steps: o.steps, llm: o.llm });
+      if (!samePlan(plan.json, json)) throw new InputError(`${fileArg} no longer gives the plan in ${dirArgs[0]}/experiment.json (it changed since the shards ran); run the experiment again`);
+      const where = new Map<string, string>();
+      const missing: PlannedRun[] = [];
+      for (const run of plan.runs) {
+        const d = dirs.find((x) => runComplete(readRunManifest(path.join(x, run.dir)), run, plan));
+        if (d) where.set(run.id, path.join(d, run.dir));
+        else missing.push(run);
+      }
+      if (missing.length > 0) throw new InputError(missingMessage(missing, dirs, dirArgs, json));
+      const outDir = path.resolve(opts.out ?? dirArgs[0]);
+      if (!dirs.includes(outDir)) {
+        const there = fs.existsSync(outDir) ? readExperimentJson(outDir) : undefined;
+        if (there && !samePlan(there, json)) throw new InputError(`${opts.out} holds another plan; choose another --out`);
+        if (!there && fs.existsSync(outDir) && fs.readdirSync(outDir).length > 0) throw new InputError(`${opts.out} is not empty and holds no experiment.json; choose a new or empty directory with --out`);
+        fs.mkdirSync(outDir, { recursive: true });
+        writeFileAtomic(path.join(outDir, 'experiment.json'), JSON.stringify(json, null, 2) + '\n');
+      }
+      finishTables(json, e, (run) => where.get(run.id)!, outDir);
+    });
+
+  program
+    .command('describe')
+    .description('Describe a scenario (every parameter: type, default, doc) or an experiment file (arms, reference, seeds, grid, outcomes, runs)')
+    .argument('<scenario-or-experiment>', 'a bundled scenario name, a scenario .ts file or an experiment .ts file')
+    .action(async (arg: string) => {
+      process.stdout.write(await describeTarget(arg));
+    });
+}
+
+/** One line naming the missing runs and the shard commands that produce them. */
+function missingMessage(missing: PlannedRun[], dirs: string[], dirArgs: string[], json: ExperimentJson): string {
+  const counts = new Set<number>();
+  const shardDir = new Map<number, string>();
+  dirs.forEach((d, k) => {
+    for (const f of fs.readdirSync(d)) {
+      const m = /^shard-(\d+)-of-(\d+)\.json$/.exec(f);
+      if (!m) continue;
+      counts.add(Number(m[2]));
+      if (!shardDir.has(Number(m[1]))) shardDir.set(Number(m[1]), dirArgs[k]);
+    }
+  });
+  const ids = missing.slice(0, 20).map((r) => r.id).join(', ') + (missing.length > 20 ? ` and ${missing.length - 20} more` : '');
+  const cmd = (extra: string, out: string = dirArgs[0]) => `socsim experiment ${json.file} --out ${out}${extra}`;
+  let fix: string;
+  if (counts.size === 1) {
+    const n = [...counts][0];
+    const shards = [...new Set(missing.map((r) => r.index % n))].sort((a, b) => a - b);
+    fix = shards.map((i) => cmd(` --shard ${i}/${n}`, shardDir.get(i))).join(' ; ');
+  } else fix = `${cmd('')} (runs only what is missing)`;
+  return `${missing.length} of ${json.runs.length} planned runs are not complete in ${dirArgs.join(', ')}: ${ids}; produce them with: ${fix}`;
+}

@@ -1,0 +1,262 @@
+/**
+ * Running an experiment's plan: each run is a child `socsim run` writing an ordinary run directory
+ * under DIR/runs/<id>, with its parameters in DIR/plans/<id>.json (`--params`). Up to `jobs` children
+ * at once. A run already completed with the same parameters, seed, steps and agents is skipped; an
+ * interrupted one with a checkpoint is resumed; any other is run again (`--force`, which removes
+ * only the files a run writes). A failed child is reported and the others go on.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import cliProgress from 'cli-progress';
+import { InputError } from '../sim-core/errors.ts';
+import { CHECKPOINT_FILE } from './resume.ts';
+import { effectiveStatus, readRunManifest, writerState, type Manifest } from './runDirectory.ts';
+import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun } from './experimentPlan.ts';
+
+const BIN = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
+/** The tables an experiment writes at the top of its directory. */
+export const TABLE_FILES = ['summary.arrow', 'effects.arrow', 'series.arrow'];
+
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+export interface ExecuteOptions {
+  /** The experiment directory, absolute, and as the user named it. */
+  dir: string;
+  label: string;
+  jobs: number;
+  threads: number;
+  shard?: Shard;
+  force: boolean;
+  quiet: boolean;
+  /** Called once, on the first run found or finished complete (checks the outcomes early). */
+  validate?(run: PlannedRun, dir: string): void;
+}
+
+export interface Failure {
+  id: string;
+  message: string;
+}
+
+export interface ExecuteResult {
+  planned: number;
+  skipped: string[];
+  ran: string[];
+  /** Of `ran`, those continued from a checkpoint. */
+  resumed: string[];
+  failures: Failure[];
+  interrupted: boolean;
+}
+
+/** Writes a file via a temporary name unique to this process, so shards on a shared volume never collide. */
+export function writeFileAtomic(file: string, text: string): void {
+  const tmp = `${file}.${os.hostname()}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** What an experiment writes at the top of its directory (and the temporary files of those writes). */
+const EXPERIMENT_ENTRY = /^(experiment\.json|shard-\d+-of-\d+\.json|summary\.arrow|effects\.arrow|series\.arrow)(\..*\.tmp|\.tmp)?$|^(plans|runs)$/;
+
+const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
+
+/** JSON with object keys sorted, for comparing values whatever their key order. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+}
+
+/** Whether the run in `dir` is the planned run, completed. */
+export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, plan: Plan): boolean {
+  return !!m && m.status === 'completed' && sameRun(m, run, plan);
+}
+
+function sameRun(m: Partial<Manifest>, run: PlannedRun, plan: Plan): boolean {
+  return m.seed === run.seed && m.steps_requested === plan.json.options.steps && m.agents === plan.json.options.agents && canonical(m.parameters) === canonical(run.params);
+}
+
+/**
+ * Makes DIR an experiment directory for `plan`: refuses one that holds another plan (unless
+ * `force`) or files that are not an experiment's; writes experiment.json first, then the plans.
+ */
+export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' | 'label' | 'force'>): void {
+  const { dir, label } = o;
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new InputError(`${label} is not a directory; choose another --out`);
+  const old = fs.existsSync(dir) ? readExperimentJson(dir) : undefined;
+  // Another shard on a shared volume may be writing this very plan: its files are no obstacle.
+  const foreign = !old && fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => !EXPERIMENT_ENTRY.test(f)) : undefined;
+  if (foreign !== undefined) {
+    throw new InputError(`${label} is not empty (${foreign}) and holds no experiment.json; choose a new or empty directory with --out`);
+  }
+  const differs = old && (!samePlan(old, plan.json) || plan.runs.some((r) => {
+    const f = planFile(dir, r.id);
+    return fs.existsSync(f) && fs.readFileSync(f, 'utf8') !== json(r.overrides);
+  }));
+  if (differs && !o.force) {
+    throw new InputError(`${label} holds another plan (experiment ${old!.name}, ${old!.runs.length} runs; arms, grid, seeds, options or parameters differ); pass --force to replace it, or choose another --out`);
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  if (old && o.force) {
+    // Only what an experiment writes: its tables and the plan files of the old plan.
+    for (const t of TABLE_FILES) fs.rmSync(path.join(dir, t), { force: true });
+    for (const f of fs.readdirSync(dir)) if (/^shard-\d+-of-\d+\.json$/.test(f)) fs.rmSync(path.join(dir, f), { force: true });
+    for (const r of old.runs) if (/^[A-Za-z0-9._=-]+$/.test(r.id)) fs.rmSync(planFile(dir, r.id), { force: true });
+  }
+  writeFileAtomic(path.join(dir, 'experiment.json'), json(plan.json));
+  fs.mkdirSync(path.join(dir, 'plans'), { recursive: true });
+  for (const r of plan.runs) {
+    const f = planFile(dir, r.id);
+    if (!fs.existsSync(f) || fs.readFileSync(f, 'utf8') !== json(r.overrides)) writeFileAtomic(f, json(r.overrides));
+  }
+  fs.mkdirSync(path.join(dir, 'runs'), { recursive: true });
+}
+
+/** The runs of a shard: plan index = i mod N. */
+export function shardRuns(runs: readonly PlannedRun[], shard?: Shard): PlannedRun[] {
+  return shard ? runs.filter((r) => r.index % shard.count === shard.index) : [...runs];
+}
+
+type Action = { kind: 'skip' } | { kind: 'resume' } | { kind: 'fresh' } | { kind: 'busy'; why: string };
+
+function actionFor(run: PlannedRun, plan: Plan, dir: string, force: boolean): Action {
+  const runDir = path.join(dir, run.dir);
+  const m = readRunManifest(runDir);
+  if (!m) return { kind: 'fresh' };
+  const status = effectiveStatus(m);
+  if (status === 'running' && writerState(m) === 'alive') return { kind: 'busy', why: `run ${run.id} is being written by process ${m.pid}; wait for it or stop it` };
+  if (force) return { kind: 'fresh' };
+  if (runComplete(m, run, plan)) return { kind: 'skip' };
+  if (status !== 'completed' && m.checkpoint && fs.existsSync(path.join(runDir, CHECKPOINT_FILE)) && sameRun(m, run, plan)) return { kind: 'resume' };
+  return { kind: 'fresh' };
+}
+
+function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Action): string[] {
+  const runDir = path.join(o.dir, run.dir);
+  if (action.kind === 'resume') return [BIN, 'run', '--resume', runDir, '--threads', String(o.threads), '--quiet'];
+  const opt = plan.json.options;
+  return [
+    BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), '--quiet',
+    '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--snapshot-every', String(opt.snapshot_every),
+    ...(opt.llm ?? []),
+  ];
+}
+
+/** Runs one child; resolves to an error message (the last lines of its stderr) or undefined. */
+function runChild(args: string[], children: Set<ReturnType<typeof spawn>>): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.add(child);
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-20_000);
+    });
+    child.on('error', (e) => err += e.message);
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      if (code === 0) return resolve(undefined);
+      const tail = err.trim().split('\n').slice(-5).join('\n    ');
+      resolve(`exit ${code ?? signal}${tail ? `:\n    ${tail}` : ''}`);
+    });
+  });
+}
+
+interface Bar {
+  tick(failures: number): void;
+  stop(): void;
+}
+
+function progressBar(total: number, quiet: boolean): Bar {
+  if (quiet) return { tick: () => {}, stop: () => {} };
+  const stream = process.stderr;
+  if (!stream.isTTY) {
+    let done = 0;
+    const t0 = performance.now();
+    return {
+      tick(failures) {
+        done++;
+        const eta = ((performance.now() - t0) / done) * (total - done) / 1000;
+        stream.write(`runs ${done}/${total}  eta ${eta.toFixed(0)} s  failures ${failures}\n`);
+      },
+      stop() {},
+    };
+  }
+  const bar = new cliProgress.SingleBar(
+    { stream, format: 'runs {value}/{total} [{bar}] eta {eta_formatted}  failures {failures}', hideCursor: true, etaBuffer: 20 },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { failures: 0 });
+  return { tick: (failures) => bar.increment(1, { failures }), stop: () => bar.stop() };
+}
+
+/** Runs the plan's runs (those of the shard) that are not done yet. */
+export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<ExecuteResult> {
+  const mine = shardRuns(plan.runs, o.shard);
+  const actions = mine.map((r) => ({ run: r, action: actionFor(r, plan, o.dir, o.force) }));
+  const result: ExecuteResult = { planned: mine.length, skipped: [], ran: [], resumed: [], failures: [], interrupted: false };
+  let validated = !o.validate;
+  const validate = (run: PlannedRun) => {
+    if (validated) return;
+    validated = true;
+    o.validate!(run, path.join(o.dir, run.dir));
+  };
+  for (const { run, action } of actions) {
+    if (action.kind === 'skip') {
+      result.skipped.push(run.id);
+      validate(run);
+    }
+    if (action.kind === 'busy') result.failures.push({ id: run.id, message: action.why });
+  }
+  const todo = actions.filter((a) => a.action.kind === 'resume' || a.action.kind === 'fresh');
+  const bar = progressBar(todo.length, o.quiet);
+  const children = new Set<ReturnType<typeof spawn>>();
+  let stop: Error | undefined;
+  const onSignal = () => {
+    result.interrupted = true;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length && !stop && !result.interrupted) {
+      const { run, action } = todo[next++];
+      const message = await runChild(childArgs(run, plan, o, action), children);
+      if (message === undefined) {
+        result.ran.push(run.id);
+        if (action.kind === 'resume') result.resumed.push(run.id);
+        try {
+          validate(run);
+        } catch (err) {
+          stop = err as Error;
+          // The outcomes cannot be computed: stop the others (they stop at a step boundary, resumable).
+          for (const c of children) c.kill('SIGTERM');
+        }
+      } else if (!result.interrupted && !stop) {
+        result.failures.push({ id: run.id, message });
+      }
+      bar.tick(result.failures.length);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(o.jobs, todo.length) }, worker));
+  } finally {
+    bar.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  if (stop) throw stop;
+  // Report failures in plan order, whatever order they finished in.
+  const order = new Map(plan.runs.map((r) => [r.id, r.index]));
+  result.failures.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  return result;
+}

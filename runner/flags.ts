@@ -1,0 +1,78 @@
+/**
+ * Command-line flag parsers and the `--llm*` flags, shared by `socsim run` and `socsim experiment`
+ * (which passes the flags on to every run it starts).
+ */
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { InputError } from '../sim-core/errors.ts';
+import type { LlmOptions } from '../llm-archetypes/setup.ts';
+
+export function intFlag(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (raw: string): number => {
+    const v = Number(raw.replace(/_/g, ''));
+    if (!/^\s*[0-9][0-9_]*\s*$/.test(raw) || !Number.isSafeInteger(v) || v < min || v > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new InputError(`${name} must be a whole number ${range} (got "${raw}")`);
+    }
+    return v;
+  };
+}
+
+export function numFlag(name: string, minExclusive: number) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (!Number.isFinite(v) || v <= minExclusive) throw new InputError(`${name} must be a number > ${minExclusive} (got "${raw}")`);
+    return v;
+  };
+}
+
+/** Adds the `--llm*` options to a command. */
+export function addLlmOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--llm <provider>', 'who sets archetype behaviour: heuristic (offline rules, not an LLM), openai (any OpenAI-compatible server), replay (a recorded cache)').choices(['heuristic', 'openai', 'replay']).default('heuristic'))
+    .option('--llm-model <name>', 'model name sent to the server (default gpt-4o-mini); with --llm replay, the cache\'s model (needed only when it holds several)')
+    .option('--llm-base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama); key from SOCSIM_LLM_API_KEY or OPENAI_API_KEY')
+    .option('--llm-cache <file>', 'llm-cache.jsonl of a recorded run: replayed with --llm replay (model and samples from the file), reused as a cache with --llm openai (replies only: failed calls are asked again)')
+    .option('--llm-every <n>', 'archetype decision every n steps (default 6)', intFlag('--llm-every', 1))
+    .option('--llm-budget <n>', 'most LLM calls per decision round (default 256)', intFlag('--llm-budget', 1))
+    .option('--llm-samples <n>', 'replies averaged per archetype (default 1; with --llm replay, the cache\'s)', intFlag('--llm-samples', 1, 16))
+    .option('--llm-concurrency <n>', 'calls in flight at once (default 16)', intFlag('--llm-concurrency', 1, 256))
+    .option('--llm-timeout <s>', 'seconds per call before it counts as a timeout (default 30)', numFlag('--llm-timeout', 0))
+    .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10));
+}
+
+/** The names of the `--llm*` options (commander's camel case). */
+export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'] as const;
+
+type LlmFlagValues = Partial<Record<(typeof LLM_OPTION_KEYS)[number], string | number>>;
+
+/** The `--llm*` flags as runScenario's LLM options (a cache path made absolute). */
+export function llmRunOptions(opts: LlmFlagValues): Partial<LlmOptions> {
+  const o = opts as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- commander's parsed values
+  return {
+    provider: o.llm,
+    ...(o.llmModel !== undefined && { model: o.llmModel }),
+    ...(o.llmBaseUrl !== undefined && { baseURL: o.llmBaseUrl }),
+    ...(o.llmCache !== undefined && { cacheFile: path.resolve(o.llmCache) }),
+    ...(o.llmEvery !== undefined && { every: o.llmEvery }),
+    ...(o.llmBudget !== undefined && { budget: o.llmBudget }),
+    ...(o.llmSamples !== undefined && { samples: o.llmSamples }),
+    ...(o.llmConcurrency !== undefined && { concurrency: o.llmConcurrency }),
+    ...(o.llmTimeout !== undefined && { timeoutSeconds: o.llmTimeout }),
+    ...(o.llmRetries !== undefined && { retries: o.llmRetries }),
+  };
+}
+
+/**
+ * The `--llm*` flags given on the command line, as arguments for a child `socsim run` (a cache
+ * path made absolute); empty when none was given (the heuristic default).
+ */
+export function llmChildFlags(cmd: Command): string[] {
+  const out: string[] = [];
+  for (const k of LLM_OPTION_KEYS) {
+    if (cmd.getOptionValueSource(k) !== 'cli') continue;
+    const v = cmd.getOptionValue(k) as string | number;
+    out.push('--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), k === 'llmCache' ? path.resolve(String(v)) : String(v));
+  }
+  return out;
+}
