@@ -182,12 +182,13 @@ export function intervenePhase(s: SocialState, list: readonly Intervention[]): P
         return [posts, agents];
       }
       case 'inject': {
-        const match = agentMatcher(s, world, iv.authors, key);
+        const sampleKey = iv.sample !== undefined ? keyOf(world.seed, streamOf(`sample.${iv.sample}`), 0) : key;
+        const match = agentMatcher(s, world, iv.authors, sampleKey);
         const cand: number[] = [];
         for (let v = 0; v < world.agents.length; v++) if (s.suspended[v] === 0 && match(v)) cand.push(v);
         // A random sample of `count` of them: the smallest keyed hashes (ties: lower id).
         const chosen = cand
-          .map((v) => [hash(key, v, 1), v] as const)
+          .map((v) => [hash(sampleKey, v, 1), v] as const)
           .sort((x, y) => x[0] - y[0] || x[1] - y[1])
           .slice(0, iv.count)
           .map(([, v]) => v)

@@ -124,6 +124,12 @@ export const intervention = z.discriminatedUnion('kind', [
     novelty: z.number().min(-5).max(5).default(0),
     /** Name of the story (stories.arrow, selectors' `tag`). */
     tag: z.string().min(1),
+    /**
+     * Injects naming the same sample draw the same authors (given the same selector and count):
+     * a matched design, e.g. each author posts one false and one true story. Topics stay drawn
+     * per inject.
+     */
+    sample: z.string().min(1).optional(),
   }),
   z.strictObject({ kind: z.literal('setRanker'), ...time, ranker: z.enum(['chronological', 'random', 'reddit-hot', 'x-interest']) }),
   z.strictObject({

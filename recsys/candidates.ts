@@ -9,6 +9,7 @@ import { sharedArray } from '../sim-core/table.ts';
 import { FLAG, KIND, type PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
 import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from './rankers.ts';
+import { hash } from '../sim-core/rng.ts';
 
 export interface CandidateIndex {
   perCluster: number;
@@ -26,17 +27,25 @@ export function createCandidateIndex(topics: number, perCluster: number, trendin
   };
 }
 
-function insertTop(ids: Int32Array, scores: Float64Array, at: number, cap: number, id: number, score: number): void {
-  // ids[at .. at+cap) descending by score; -1 marks empty slots.
-  if (ids[at + cap - 1] !== -1 && score <= scores[at + cap - 1]) return;
-  let i = at + cap - 1;
-  while (i > at && (ids[i - 1] === -1 || scores[i - 1] < score)) {
+/**
+ * ids[at .. at+cap) descending by (score, tie); -1 marks empty slots. Equal scores are common (posts
+ * of one step share their recency, and most authors the follower factor 1), so ties are broken by
+ * a keyed hash of the id rather than by creation order, which would hand every list to whichever
+ * posts of a step were created first (e.g. the first of two injected sets of stories).
+ */
+function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Array, at: number, cap: number, id: number, score: number, tie: number): void {
+  const last = at + cap - 1;
+  if (ids[last] !== -1 && (score < scores[last] || (score === scores[last] && tie <= ties[last]))) return;
+  let i = last;
+  while (i > at && (ids[i - 1] === -1 || scores[i - 1] < score || (scores[i - 1] === score && ties[i - 1] < tie))) {
     ids[i] = ids[i - 1];
     scores[i] = scores[i - 1];
+    ties[i] = ties[i - 1];
     i--;
   }
   ids[i] = id;
   scores[i] = score;
+  ties[i] = tie;
 }
 
 /**
@@ -52,6 +61,8 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
   idx.trending.fill(-1);
   const cs = new Float64Array(T);
   const ts = new Float64Array(cap);
+  const ct = new Float64Array(T);
+  const tt = new Float64Array(cap);
   const c = posts.cols;
   const start = posts.rowsBefore(o.minStep);
   const per = idx.perCluster;
@@ -62,8 +73,8 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
     const id = posts.base + r;
     const b = records.recF[r * S];
     // Chronological ranks by the exact id, not its Float32 copy in the records: above 2^24
-    // neighbouring ids round to the same float, and a full list keeps the first of equal scores,
-    // i.e. the older post. (The kernel breaks score ties by the larger id, so it is exact anyway.)
+    // neighbouring ids round to the same float, and equal scores would then be ordered by the tie
+    // hash, not by age. (The kernel breaks score ties by the larger id, so it is exact anyway.)
     let score: number;
     // Records hold rank-multiplied base scores; the exact id and the hash get the multiplier here.
     const m = c.rank[r];
@@ -71,7 +82,8 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
     else if (o.ranker === RANKER.random) score = m === 1 ? randomListScore(o.key, id) : randomListScore(o.key, id) * m;
     else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r], c.reposts[r]);
     else score = b;
-    insertTop(idx.clusterPosts, cs, c.cluster[r] * per, per, id, score);
-    if (cap > 0) insertTop(idx.trending, ts, 0, cap, id, score);
+    const tie = hash(o.key, id, 7);
+    insertTop(idx.clusterPosts, cs, ct, c.cluster[r] * per, per, id, score, tie);
+    if (cap > 0) insertTop(idx.trending, ts, tt, 0, cap, id, score, tie);
   }
 }

@@ -36,6 +36,12 @@ const experimentSchema = z.strictObject({
   params: overrides.optional(),
   arms: z.record(nameOf('arm'), overrides).refine((a) => Object.keys(a).length > 0, 'declare at least one arm'),
   reference: z.string().optional(),
+  /**
+   * For grouped outcomes (e.g. treatment groups or veracity within each run): the group the others
+   * are compared with, within the same arm and seed. Without it, every diff is against the
+   * reference arm.
+   */
+  referenceGroup: z.string().min(1).optional(),
   seeds: z.number().int().min(1).max(100_000).optional(),
   grid: z.record(z.string().regex(/^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/, 'grid keys are dotted parameter paths, e.g. platform.feedSize'), z.array(gridValue).min(1)).optional(),
   defaults: z
@@ -60,6 +66,7 @@ export interface Experiment {
   params: Record<string, unknown>;
   arms: Record<string, Record<string, unknown>>;
   reference: string;
+  referenceGroup?: string;
   seeds: number;
   grid: Record<string, Array<number | string | boolean>>;
   defaults: { agents?: number; hours?: number; steps?: number };
@@ -102,6 +109,7 @@ export function defineExperiment(input: ExperimentInput): Experiment {
     params: e.params ?? {},
     arms: e.arms,
     reference,
+    referenceGroup: e.referenceGroup,
     seeds: e.seeds ?? 10,
     grid: e.grid ?? {},
     defaults: e.defaults ?? {},

@@ -32,6 +32,8 @@ export interface ExperimentJson {
   description: string;
   scenario: string;
   reference: string;
+  /** Grouped outcomes' diffs are against this group of the same arm (absent: the reference arm). */
+  reference_group?: string;
   arms: string[];
   grid: Record<string, GridValue[]>;
   seeds: number[];
@@ -173,6 +175,7 @@ export async function planExperiment(experiment: Experiment, file: string, fileA
     description: e.description,
     scenario: e.scenario,
     reference: e.reference,
+    ...(e.referenceGroup !== undefined && { reference_group: e.referenceGroup }),
     arms,
     grid: e.grid,
     seeds,

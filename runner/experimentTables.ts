@@ -76,6 +76,8 @@ export interface EffectRow {
   n: number;
   mean: number;
   ci: [number, number];
+  /** What diff is against: `arm <name>` or `group <name>`. */
+  versus: string;
   diff: number;
   diffCi: [number, number];
   unpairedCi: [number, number];
@@ -135,15 +137,18 @@ export function writeTables(json: ExperimentJson, outcomes: Record<string, Outco
   for (const point of gridPoints(json.grid)) {
     for (const arm of json.arms) {
       names.forEach((outcome, i) => {
+        // Against the reference group of the same arm when the outcome has it, else the reference arm.
+        const rg = json.reference_group !== undefined && outcomeGroups[i].includes(json.reference_group) ? json.reference_group : undefined;
         for (const group of outcomeGroups[i]) {
           const a = bySeed(point, arm, i, group);
           const t = tInterval([...a.values()]);
-          const isRef = arm === json.reference;
-          const ref = isRef ? undefined : bySeed(point, json.reference, i, group);
+          const isRef = rg !== undefined ? group === rg : arm === json.reference;
+          const ref = isRef ? undefined : rg !== undefined ? bySeed(point, arm, i, rg) : bySeed(point, json.reference, i, group);
           const p = ref ? pairedInterval(a, ref) : undefined;
           const w = ref ? welchInterval([...a.values()], [...ref.values()]) : undefined;
           effects.push({
             arm, grid: point, group, outcome, n: t.n, mean: t.mean, ci: [t.low, t.high],
+            versus: rg !== undefined ? `group ${rg}` : `arm ${json.reference}`,
             diff: p ? p.mean : NaN, diffCi: p ? [p.low, p.high] : [NaN, NaN], unpairedCi: w ? [w.low, w.high] : [NaN, NaN],
           });
         }
@@ -152,6 +157,7 @@ export function writeTables(json: ExperimentJson, outcomes: Record<string, Outco
   }
   const effectGroups = new Dict();
   const outcomeDict = new Dict(names);
+  const versus = new Dict();
   writeArrowFile(
     path.join(outDir, 'effects.arrow'),
     [
@@ -159,6 +165,7 @@ export function writeTables(json: ExperimentJson, outcomes: Record<string, Outco
       ...gridColumns(json, effects.map((e) => e.grid)),
       dictColumn('group', effectGroups, effects.map((e) => effectGroups.code(e.group))),
       dictColumn('outcome', outcomeDict, effects.map((e) => outcomeDict.code(e.outcome))),
+      dictColumn('versus', versus, effects.map((e) => versus.code(e.versus))),
       i32('n', effects.map((e) => e.n)),
       f64('mean', effects.map((e) => e.mean)),
       f64('ci_low', effects.map((e) => e.ci[0])),
@@ -228,10 +235,10 @@ const ci = ([a, b]: [number, number]) => (Number.isNaN(a) ? '' : `[${num(a)}, ${
 /** The effects as a readable text table. */
 export function formatEffects(json: ExperimentJson, rows: EffectRow[]): string {
   const gridKeys = Object.keys(json.grid);
-  const head = ['arm', ...gridKeys, 'group', 'outcome', 'n', 'mean', '95% ci', `diff vs ${json.reference}`, 'paired 95% ci', 'unpaired ci width'];
+  const head = ['arm', ...gridKeys, 'group', 'outcome', 'n', 'mean', '95% ci', 'diff vs', 'diff', 'paired 95% ci', 'unpaired ci width'];
   const body = rows.map((r) => [
     r.arm, ...gridKeys.map((k) => String(r.grid[k])), r.group, r.outcome, String(r.n), num(r.mean), ci(r.ci),
-    r.arm === json.reference ? '(reference)' : num(r.diff), ci(r.diffCi), Number.isNaN(r.unpairedCi[0]) ? '' : num(r.unpairedCi[1] - r.unpairedCi[0]),
+    r.versus, Number.isNaN(r.diff) && Number.isNaN(r.diffCi[0]) ? '(reference)' : num(r.diff), ci(r.diffCi), Number.isNaN(r.unpairedCi[0]) ? '' : num(r.unpairedCi[1] - r.unpairedCi[0]),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd();
