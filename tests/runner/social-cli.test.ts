@@ -31,7 +31,7 @@ describe('socsim run social-feed', () => {
     expect(events.numRows).toBeGreaterThan(1000);
     const m = JSON.parse(fs.readFileSync(path.join(tmp, 't1/manifest.json'), 'utf8'));
     expect(m.files.graph_end).toBe('graph-end.arrow');
-    expect(Object.keys(m.phase_wall_ms)).toEqual(['activate', 'recommend', 'act', 'apply', 'update', 'maintain', 'opinion-stats']);
+    expect(Object.keys(m.phase_wall_ms)).toEqual(['intervene', 'activate', 'recommend', 'act', 'apply', 'update', 'maintain', 'opinion-stats']);
   });
 
   it('3-minute steps work (OASIS used them)', () => {

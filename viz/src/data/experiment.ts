@@ -132,6 +132,8 @@ export interface EffectRow {
   diff_ci_high: number;
   unpaired_ci_low: number;
   unpaired_ci_high: number;
+  /** What diff is against: `arm <name>` or `group <name>` (effects.arrow `versus`). */
+  versus: string;
   reference: boolean;
 }
 
@@ -143,7 +145,11 @@ export function effectRows(t: Columns, keys: string[], plan: ExperimentPlan, gri
   for (let i = 0; i < t.rows; i++) {
     if (keys[i] !== gridKey) continue;
     const arm = t.str.arm?.[i] ?? '';
-    const row = { arm, group: t.str.group?.[i] ?? '', outcome: t.str.outcome?.[i] ?? '', reference: arm === plan.reference } as EffectRow;
+    const group = t.str.group?.[i] ?? '';
+    // With a reference group, the compared-with rows are that group's, in every arm.
+    const versus = t.str.versus?.[i] ?? `arm ${plan.reference}`;
+    const reference = versus.startsWith('group ') ? group === versus.slice(6) : arm === plan.reference;
+    const row = { arm, group, outcome: t.str.outcome?.[i] ?? '', versus, reference } as EffectRow;
     for (const c of EFFECT_NUMBERS) row[c] = t.num[c] ? Number(t.num[c][i]) : NaN;
     out.push(row);
   }

@@ -55,7 +55,7 @@ const EFFECT_COLUMNS: Array<{ label: string; sort?: EffectSort; cls: string; tit
   { label: 'arm', sort: 'arm', cls: 'arm' },
   { label: 'n', sort: 'n', cls: 'num n', title: 'seeds with a finite value' },
   { label: 'mean [95% CI]', sort: 'mean', cls: 'num mean', title: 'mean across seeds, 95% t interval' },
-  { label: 'diff vs reference [paired 95% CI]', sort: 'diff', cls: 'num diff', title: 'arm minus reference arm, paired by seed (common random numbers)' },
+  { label: 'diff vs reference [paired 95% CI]', sort: 'diff', cls: 'num diff', title: 'minus the reference arm (or, with referenceGroup, the reference group of the same arm), paired by seed (common random numbers)' },
   { label: 'unpaired 95% CI', cls: 'num unpaired', title: 'Welch interval of the same difference, not paired by seed' },
 ];
 
@@ -192,14 +192,15 @@ export function experimentView(el: HTMLElement, base: string, plan: ExperimentPl
     tr.dataset.outcome = r.outcome;
     tr.dataset.group = r.group;
     if (r.reference) tr.className = 'reference';
+    const byGroup = r.versus.startsWith('group ');
     const sig = excludesZero(r.diff_ci_low, r.diff_ci_high);
     const cells: Array<[string, string]> = [
       ['outcome', esc(r.outcome)],
-      ...(grouped ? ([['group', esc(r.group || '(all)')]] as Array<[string, string]>) : []),
-      ['arm', `<span class="swatch" style="background:${armColor(r.arm)}"></span>${esc(r.arm)}${r.reference ? ' <span class="ref">reference</span>' : ''}`],
+      ...(grouped ? ([['group', `${esc(r.group || '(all)')}${r.reference && byGroup ? ' <span class="ref">reference</span>' : ''}`]] as Array<[string, string]>) : []),
+      ['arm', `<span class="swatch" style="background:${armColor(r.arm)}"></span>${esc(r.arm)}${r.reference && !byGroup ? ' <span class="ref">reference</span>' : ''}`],
       ['num n', String(r.n)],
       ['num mean', `${fmtStat(r.mean)} <span class="ci">${fmtInterval(r.ci_low, r.ci_high)}</span>`],
-      ['num diff', r.reference ? '<span class="ci">—</span>' : `${fmtStat(r.diff, true)} <span class="ci">${fmtInterval(r.diff_ci_low, r.diff_ci_high)}</span>`],
+      ['num diff', r.reference ? '<span class="ci">—</span>' : `${fmtStat(r.diff, true)} <span class="ci">${fmtInterval(r.diff_ci_low, r.diff_ci_high)}${r.versus.startsWith('group ') ? ` vs ${esc(r.versus.slice(6))}` : ''}</span>`],
       ['num unpaired', r.reference ? '<span class="ci">—</span>' : `<span class="ci">${fmtInterval(r.unpaired_ci_low, r.unpaired_ci_high)}</span>`],
     ];
     tr.innerHTML = cells.map(([cls, html]) => `<td class="${cls}">${html}</td>`).join('');
