@@ -7,15 +7,16 @@
  *   reach          unique users shown the story (the root or any of its reshares) in a feed
  *   sharers        unique users who posted it: the author and everyone who reshared it
  *   depth          largest reshare depth (root = 0); max_breadth: most posts at one depth
- *   hours_to_reach_100   simulated hours from the story's step to the end of the step in which
- *                  its reach first reached 100 (NaN if it never did), as Vosoughi, Roy and Aral
- *                  (Science 2018) time how fast stories reach a number of people
+ *   hours_to_reach_100, hours_to_reach_1000   simulated hours from the story's step to the end of
+ *                  the step in which its reach first reached 100 (1,000; NaN if it never did), as
+ *                  Vosoughi, Roy and Aral (Science 2018) time how fast stories reach a number of
+ *                  people
  */
 import type { ColumnData } from '../sim-core/io/arrowFile.ts';
 import { VERACITY } from './posts.ts';
 
-/** The reach at which a story's time is taken (hours_to_reach_100). */
-export const REACH_MARK = 100;
+/** The reaches at which a story's time is taken (hours_to_reach_100, hours_to_reach_1000). */
+export const REACH_MARKS = [100, 1000] as const;
 
 interface Story {
   id: number;
@@ -29,8 +30,8 @@ interface Story {
   sharers: number;
   depth: number;
   breadth: number[];
-  /** Step in which reach reached REACH_MARK, or -1. */
-  markStep: number;
+  /** Step in which reach reached each of REACH_MARKS, or -1. */
+  markSteps: number[];
   /** Bit per user: shown the story; posted it. */
   shown: Uint8Array;
   posted: Uint8Array;
@@ -43,7 +44,7 @@ export class StoryTracker {
 
   register(o: { id: number; tag: number; veracity: number; author: number; step: number; novelty: number; stance: number }, users: number): void {
     const bytes = (users + 7) >> 3;
-    const st: Story = { ...o, reach: 0, sharers: 0, depth: 0, breadth: [0], markStep: -1, shown: new Uint8Array(bytes), posted: new Uint8Array(bytes) };
+    const st: Story = { ...o, reach: 0, sharers: 0, depth: 0, breadth: [0], markSteps: REACH_MARKS.map(() => -1), shown: new Uint8Array(bytes), posted: new Uint8Array(bytes) };
     this.byRoot.set(o.id, this.stories.length);
     this.stories.push(st);
     this.share(o.id, o.author, 0);
@@ -61,7 +62,8 @@ export class StoryTracker {
     const b = 1 << (user & 7);
     if ((st.shown[user >> 3] & b) !== 0) return;
     st.shown[user >> 3] |= b;
-    if (++st.reach === REACH_MARK) st.markStep = step;
+    const reach = ++st.reach;
+    for (let m = 0; m < REACH_MARKS.length; m++) if (reach === REACH_MARKS[m]) st.markSteps[m] = step;
   }
 
   /** `user` posted the story (root, or a reshare at `depth`). */
@@ -94,7 +96,11 @@ export class StoryTracker {
       { name: 'sharers', type: 'i32', values: i32((s) => s.sharers) },
       { name: 'depth', type: 'i32', values: i32((s) => s.depth) },
       { name: 'max_breadth', type: 'i32', values: i32((s) => s.breadth.reduce((m, b) => Math.max(m, b ?? 0), 0)) },
-      { name: 'hours_to_reach_100', type: 'f64', values: Float64Array.from(S, (s) => (s.markStep < 0 ? NaN : (s.markStep - s.step + 1) * stepHours)) },
+      ...REACH_MARKS.map((mark, m): ColumnData => ({
+        name: `hours_to_reach_${mark}`,
+        type: 'f64',
+        values: Float64Array.from(S, (s) => (s.markSteps[m] < 0 ? NaN : (s.markSteps[m] - s.step + 1) * stepHours)),
+      })),
     ];
   }
 }
