@@ -108,7 +108,7 @@ export async function describeTarget(arg: string): Promise<string> {
       `arms:      ${arms.length}`,
       ...arms.map((a) => `  ${a}${a === e.reference ? ' (reference)' : ''}: ${JSON.stringify(e.arms[a])}`),
       `base params: ${JSON.stringify(e.params)}`,
-      `reference: ${e.reference}`,
+      `reference: ${e.reference}${e.referenceGroup !== undefined ? `; grouped outcomes against group ${e.referenceGroup} of the same arm` : ''}`,
       `seeds:     ${e.seeds} (1..${e.seeds}, shared by every arm: common random numbers)`,
       `grid:      ${Object.keys(e.grid).length ? Object.entries(e.grid).map(([k, v]) => `${k} in ${JSON.stringify(v)}`).join('; ') : '(none)'}`,
       `defaults:  ${JSON.stringify(e.defaults)}`,
