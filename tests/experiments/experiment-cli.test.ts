@@ -264,3 +264,32 @@ describe('the sir-beta example', () => {
     expect(get('high', 'hours_to_100_recovered').diff_ci_high).toBeLessThan(0);
   });
 });
+
+describe('reference group', () => {
+  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const file = path.join(tmp, 'groups.mts');
+  // Per run, group a = seed and group b = seed^2, so b - a over seeds 1, 2, 3 is 0, 2, 6.
+  fs.writeFileSync(
+    file,
+    `import { custom, defineExperiment } from ${JSON.stringify(api)};\n` +
+      `export default defineExperiment({ name: 'groups', description: 'x', scenario: 'sir', seeds: 3, arms: { only: {} },\n` +
+      `  referenceGroup: 'a', defaults: { agents: 300, steps: 1 },\n` +
+      `  outcomes: { g: custom((run) => ({ a: run.manifest.seed, b: run.manifest.seed ** 2 })) } });\n`,
+  );
+
+  it('grouped diffs are against the reference group of the same arm, paired by seed (hand-computed)', () => {
+    const dir = path.join(tmp, 'groups');
+    const r = socsim(['experiment', file, '--out', dir, '--jobs', '2', '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = tableFromIPC(fs.readFileSync(path.join(dir, 'effects.arrow'))).toArray();
+    const [a, b] = [rows.find((x) => x.group === 'a')!, rows.find((x) => x.group === 'b')!];
+    expect([a.versus, b.versus]).toEqual(['group a', 'group a']);
+    expect(Number.isNaN(a.diff)).toBe(true);
+    // mean 8/3; s = sqrt(((0-8/3)^2 + (2-8/3)^2 + (6-8/3)^2) / 2) = sqrt(28/3); half-width 4.302653 s / sqrt(3).
+    const half = (4.302653 * Math.sqrt(28 / 3)) / Math.sqrt(3);
+    expect(b.diff).toBeCloseTo(8 / 3, 9);
+    expect(b.diff_ci_low).toBeCloseTo(8 / 3 - half, 4);
+    expect(b.diff_ci_high).toBeCloseTo(8 / 3 + half, 4);
+    expect(r.stdout).toMatch(/group a/);
+  });
+});
