@@ -13,7 +13,8 @@ import { formatEffects, writeTables } from './experimentTables.ts';
 import { evaluateOutcome, openRun } from './outcomes.ts';
 import { readRunManifest } from './runDirectory.ts';
 import { describeTarget } from './describe.ts';
-import { addLlmOptions, intFlag, llmChildFlags, numFlag } from './flags.ts';
+import { addLlmOptions, intFlag, llmChildFlags, llmRunOptions, numFlag } from './flags.ts';
+import { llmOptions, setupLlm } from '../llm-archetypes/setup.ts';
 
 /** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
 export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): Shard {
@@ -79,6 +80,11 @@ export function registerExperimentCommands(program: Command): void {
     if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
     const { experiment: e, file } = await loadExperiment(fileArg);
+    // Fail fast on the LLM configuration (no key, no server, a bad cache), as `run` does, before
+    // any run starts; every run checks it again.
+    const llm = llmOptions.safeParse(llmRunOptions(opts));
+    if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
+    await setupLlm(llm.data);
     const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, llm: llmChildFlags(cmd) });
     const label = opts.out ?? path.join('runs', e.name);
     const dir = path.resolve(label);

@@ -14,6 +14,7 @@ import cliProgress from 'cli-progress';
 import { InputError } from '../sim-core/errors.ts';
 import { CHECKPOINT_FILE } from './resume.ts';
 import { effectiveStatus, readRunManifest, writerState, type Manifest } from './runDirectory.ts';
+import { SharedLlmCache } from './sharedLlmCache.ts';
 import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun } from './experimentPlan.ts';
 
 const BIN = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
@@ -141,14 +142,14 @@ function actionFor(run: PlannedRun, plan: Plan, dir: string, force: boolean): Ac
   return { kind: 'fresh' };
 }
 
-function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Action): string[] {
+function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Action, cache: SharedLlmCache | undefined): string[] {
   const runDir = path.join(o.dir, run.dir);
   if (action.kind === 'resume') return [BIN, 'run', '--resume', runDir, '--threads', String(o.threads), '--quiet'];
   const opt = plan.json.options;
   return [
     BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), '--quiet',
     '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--snapshot-every', String(opt.snapshot_every),
-    ...(opt.llm ?? []),
+    ...(cache ? cache.argsFor(run.id) : (opt.llm ?? [])),
   ];
 }
 
@@ -220,6 +221,7 @@ export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<Execut
   const todo = actions.filter((a) => a.action.kind === 'resume' || a.action.kind === 'fresh');
   const bar = progressBar(todo.length, o.quiet);
   const children = new Set<ReturnType<typeof spawn>>();
+  const cache = SharedLlmCache.of(o.dir, plan.json.options.llm);
   let stop: Error | undefined;
   const onSignal = () => {
     result.interrupted = true;
@@ -230,8 +232,9 @@ export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<Execut
   const worker = async () => {
     while (next < todo.length && !stop && !result.interrupted) {
       const { run, action } = todo[next++];
-      const message = await runChild(childArgs(run, plan, o, action), children);
+      const message = await runChild(childArgs(run, plan, o, action, cache), children);
       if (message === undefined) {
+        cache?.absorb(path.join(o.dir, run.dir));
         result.ran.push(run.id);
         if (action.kind === 'resume') result.resumed.push(run.id);
         try {
