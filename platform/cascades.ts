@@ -75,9 +75,13 @@ export class CascadeTracker {
     return roots.map((r) => [r, this.stats(r)!]);
   }
 
-  /** Forgets cascades with no activity since `step`. */
+  /**
+   * Forgets cascades with no activity since `step` (their last cascades.arrow row is final). An
+   * aggregate without a root post (negative key: the scenario's story) is kept, so the story_*
+   * metrics report its totals for the whole run instead of dropping to 0 once it goes quiet.
+   */
   prune(step: number): void {
-    for (const [r, t] of this.tracks) if (t.lastStep < step) this.tracks.delete(r);
+    for (const [r, t] of this.tracks) if (r >= 0 && t.lastStep < step) this.tracks.delete(r);
   }
 
   get size(): number {

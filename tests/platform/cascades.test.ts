@@ -38,5 +38,11 @@ describe('cascade statistics (OASIS definitions)', () => {
     t.add(-1, -1, 13, 1, 1);
     t.add(-1, -1, 10, 1, 1);
     expect(t.stats(-1)).toEqual({ scale: 4, depth: 1, maxBreadth: 3, size: 5 });
+    // Idle past the window, the story's totals stay (story_* metrics used to drop to 0 here);
+    // ordinary cascades are forgotten (their rows in cascades.arrow are final).
+    t.add(300, 5, 6, 1, 1);
+    t.prune(50);
+    expect(t.stats(-1)).toEqual({ scale: 4, depth: 1, maxBreadth: 3, size: 5 });
+    expect(t.stats(300)).toBeUndefined();
   });
 });
