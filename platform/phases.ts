@@ -313,17 +313,23 @@ export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   let cascades: ArrowFileAppender | undefined;
   const flush = (rows: number) => s.posts.retire(rows, (cols, r) => posts?.append(cols, r));
+  // Carried across steps (and checkpointed): the largest cascade statistics seen so far.
+  const st = { social: s, soFar: { scale: 0, depth: 0, breadth: 0 } };
   return {
     name: 'maintain',
-    state: s,
+    state: st,
     reads: [],
     writes: [],
     metrics: {
       posts_in_window: 'i32',
       cascades_changed: 'i32',
-      cascade_max_scale: 'i32',
-      cascade_max_depth: 'i32',
-      cascade_max_breadth: 'i32',
+      // Over the cascades that grew this step, and over every cascade of the run so far.
+      cascade_max_scale_this_step: 'i32',
+      cascade_max_depth_this_step: 'i32',
+      cascade_max_breadth_this_step: 'i32',
+      cascade_max_scale_so_far: 'i32',
+      cascade_max_depth_so_far: 'i32',
+      cascade_max_breadth_so_far: 'i32',
       story_scale: 'i32',
       story_depth: 'i32',
       story_max_breadth: 'i32',
@@ -361,9 +367,16 @@ export function maintainPhase(s: SocialState): Phase {
       }
       const story = s.cascades.stats(-1);
       ctx.metric('cascades_changed', real.length);
-      ctx.metric('cascade_max_scale', ms);
-      ctx.metric('cascade_max_depth', md);
-      ctx.metric('cascade_max_breadth', mb);
+      ctx.metric('cascade_max_scale_this_step', ms);
+      ctx.metric('cascade_max_depth_this_step', md);
+      ctx.metric('cascade_max_breadth_this_step', mb);
+      const far = st.soFar;
+      far.scale = Math.max(far.scale, ms);
+      far.depth = Math.max(far.depth, md);
+      far.breadth = Math.max(far.breadth, mb);
+      ctx.metric('cascade_max_scale_so_far', far.scale);
+      ctx.metric('cascade_max_depth_so_far', far.depth);
+      ctx.metric('cascade_max_breadth_so_far', far.breadth);
       ctx.metric('story_scale', story?.scale ?? 0);
       ctx.metric('story_depth', story?.depth ?? 0);
       ctx.metric('story_max_breadth', story?.maxBreadth ?? 0);
