@@ -17,6 +17,7 @@ import { inspectRun } from './inspect.ts';
 import { runBench } from './bench.ts';
 import { analysisHints } from './hints.ts';
 import { registerExperimentCommands } from './experimentCli.ts';
+import { registerValidateCommand } from './validate.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
@@ -308,6 +309,7 @@ export function buildProgram(): Command {
     });
 
   registerExperimentCommands(program);
+  registerValidateCommand(program);
 
   program
     .command('inspect')

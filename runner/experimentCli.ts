@@ -9,7 +9,7 @@ import { InputError } from '../sim-core/errors.ts';
 import { loadExperiment, type Experiment } from './defineExperiment.ts';
 import { planExperiment, readExperimentJson, samePlan, type ExperimentJson, type Plan, type PlannedRun } from './experimentPlan.ts';
 import { executePlan, prepareExperimentDir, runComplete, writeFileAtomic, type Shard } from './experimentRun.ts';
-import { formatEffects, writeTables } from './experimentTables.ts';
+import { formatEffects, writeTables, type EffectRow } from './experimentTables.ts';
 import { evaluateOutcome, openRun } from './outcomes.ts';
 import { readRunManifest } from './runDirectory.ts';
 import { describeTarget } from './describe.ts';
@@ -47,14 +47,72 @@ function outcomeCheck(e: Experiment) {
 }
 
 /** Writes the tables and prints the effects, the files and the serve command. */
-function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: ExperimentJson['runs'][number]) => string, outDir: string): void {
+function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: ExperimentJson['runs'][number]) => string, outDir: string, report: ExperimentReport = formatEffects): void {
   const effects = writeTables(json, e.outcomes, runDir, outDir);
   const where = rel(outDir);
   process.stdout.write(
-    formatEffects(json, effects) +
+    report(json, effects, outDir) +
       `\nfiles: ${where}/ (experiment.json, summary.arrow, effects.arrow, series.arrow, runs/<id>/)\n` +
       `dashboard: npx socsim serve ${where}\n`,
   );
+}
+
+/** The flags of `socsim experiment FILE` (commander's parsed values); `socsim validate` passes its own. */
+export interface ExperimentFlags {
+  out?: string;
+  seeds?: number;
+  jobs?: number;
+  threads?: number;
+  agents?: number;
+  hours?: number;
+  steps?: number;
+  shard?: string;
+  force?: boolean;
+  quiet?: boolean;
+  /** The `--llm*` values (flags.ts), when given. */
+  llm?: string;
+  [llmOption: string]: string | number | boolean | undefined;
+}
+
+/** What a finished experiment reports: by default its effects table (formatEffects). */
+export type ExperimentReport = (json: ExperimentJson, effects: EffectRow[], dir: string) => string;
+
+/**
+ * Plans, runs and tabulates an experiment file (`socsim experiment FILE`), then prints `report` of
+ * its effects and where its files are. llmFlags: the `--llm*` flags every run gets.
+ */
+export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, llmFlags: string[], report: ExperimentReport = formatEffects): Promise<void> {
+  if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
+  const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+  const { experiment: e, file } = await loadExperiment(fileArg);
+  // Fail fast on the LLM configuration (no key, no server, a bad cache), as `run` does, before
+  // any run starts; every run checks it again.
+  const llm = llmOptions.safeParse(llmRunOptions(opts as Parameters<typeof llmRunOptions>[0]));
+  if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
+  await setupLlm(llm.data);
+  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, llm: llmFlags });
+  const label = opts.out ?? path.join('runs', e.name);
+  const dir = path.resolve(label);
+  prepareExperimentDir(plan, { dir, label, force: !!opts.force });
+  if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
+  const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
+  const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
+  process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
+  if (r.interrupted) {
+    process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
+    process.exitCode = 130;
+    return;
+  }
+  if (r.failures.length > 0) {
+    process.stderr.write(`failed runs:\n${r.failures.map((f) => `  ${f.id}: ${f.message}`).join('\n')}\nno tables written; fix the cause and run the same command again (completed runs are skipped)\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (shard) {
+    process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${label}\n`);
+    return;
+  }
+  finishTables(plan.json, e, (run) => path.join(dir, run.dir), dir, report);
 }
 
 export function registerExperimentCommands(program: Command): void {
@@ -77,37 +135,7 @@ export function registerExperimentCommands(program: Command): void {
     .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
     .option('--quiet', 'no progress bar');
   addLlmOptions(runCmd).action(async (fileArg: string, opts, cmd: Command) => {
-    if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
-    const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
-    const { experiment: e, file } = await loadExperiment(fileArg);
-    // Fail fast on the LLM configuration (no key, no server, a bad cache), as `run` does, before
-    // any run starts; every run checks it again.
-    const llm = llmOptions.safeParse(llmRunOptions(opts));
-    if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
-    await setupLlm(llm.data);
-    const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, llm: llmChildFlags(cmd) });
-    const label = opts.out ?? path.join('runs', e.name);
-    const dir = path.resolve(label);
-    prepareExperimentDir(plan, { dir, label, force: !!opts.force });
-    if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
-    const r = await executePlan(plan, { dir, label, jobs: opts.jobs, threads: opts.threads, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
-    const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
-    process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
-    if (r.interrupted) {
-      process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
-      process.exitCode = 130;
-      return;
-    }
-    if (r.failures.length > 0) {
-      process.stderr.write(`failed runs:\n${r.failures.map((f) => `  ${f.id}: ${f.message}`).join('\n')}\nno tables written; fix the cause and run the same command again (completed runs are skipped)\n`);
-      process.exitCode = 1;
-      return;
-    }
-    if (shard) {
-      process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${label}\n`);
-      return;
-    }
-    finishTables(plan.json, e, (run) => path.join(dir, run.dir), dir);
+    await runExperimentFile(fileArg, opts, llmChildFlags(cmd));
   });
 
   experiment

@@ -66,8 +66,8 @@ export function writeFileAtomic(file: string, text: string): void {
   }
 }
 
-/** What an experiment writes at the top of its directory (and the temporary files of those writes). */
-const EXPERIMENT_ENTRY = /^(experiment\.json|shard-\d+-of-\d+\.json|summary\.arrow|effects\.arrow|series\.arrow)(\..*\.tmp|\.tmp)?$|^(plans|runs)$/;
+/** What an experiment (and socsim validate) writes at the top of its directory (and the temporary files of those writes). */
+const EXPERIMENT_ENTRY = /^(experiment\.json|shard-\d+-of-\d+\.json|summary\.arrow|effects\.arrow|series\.arrow|validate\.md)(\..*\.tmp|\.tmp)?$|^(plans|runs)$/;
 
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 

@@ -1,0 +1,188 @@
+/**
+ * `socsim validate`: pattern-oriented validation of the default platform. It runs the
+ * diffusion-facts experiment (experiments/diffusion-facts.ts: the default social-feed platform,
+ * organic posts only, 100k agents, 48 hours, 5 seeds) and sets each measured pattern beside its
+ * published figure and source, as a Markdown table (printed, and written to DIR/validate.md).
+ *
+ * Shares are compared on their rarer side: a factor-two band around 93% would admit anything from
+ * 47% up, so a share p is checked as min(p, 1 - p) against the published min(q, 1 - q) (93% never
+ * reshared is checked as 7% reshared). Exponents and structural virality are shown, not scored.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import type { ExperimentJson } from './experimentPlan.ts';
+import type { EffectRow } from './experimentTables.ts';
+import { runExperimentFile } from './experimentCli.ts';
+import { intFlag, numFlag } from './flags.ts';
+import { writeFileAtomic } from './experimentRun.ts';
+
+export const VALIDATE_EXPERIMENT = fileURLToPath(new URL('../experiments/diffusion-facts.ts', import.meta.url));
+
+/** How a measured value is checked against the published one. */
+type Check = 'share' | 'atLeast' | 'atMost' | 'none';
+
+export interface PublishedFigure {
+  /** Outcome of experiments/diffusion-facts.ts. */
+  outcome: string;
+  pattern: string;
+  /** The figure (a share as a fraction), or NaN where only a qualitative statement exists. */
+  value: number;
+  /** How the figure is shown (e.g. "93%", "most"). */
+  shown: string;
+  check: Check;
+  source: string;
+}
+
+// Goel et al. 2016's two anchors: 7% of original posts reshared at least once, 0.025% at least 100
+// times. On a log-log CCDF their slope is ln(0.07 / 0.00025) / ln(100) = 1.22, so the density
+// exponent is 2.22 and P(>= 10) = 0.07 x 10^-1.22 = 0.42%: interpolations, not published figures.
+const CCDF_SLOPE = Math.log(0.07 / 0.00025) / Math.log(100);
+
+export const PUBLISHED: readonly PublishedFigure[] = [
+  {
+    outcome: 'never_reshared',
+    pattern: 'original posts never reshared',
+    value: 0.93,
+    shown: '93%',
+    check: 'share',
+    source: 'Goel, Anderson, Hofman & Watts, Management Science 2016 (Twitter, ~1 year: 93% of posts no retweet, 5% one); Goel, Watts & Goldstein, EC 2012: ~95%',
+  },
+  {
+    outcome: 'reshared_10',
+    pattern: 'original posts with >= 10 reshares',
+    value: 0.07 * 10 ** -CCDF_SLOPE,
+    shown: '~0.42% (interpolated)',
+    check: 'share',
+    source: 'log-log interpolation between Goel et al. 2016\'s 7% (>= 1) and 0.025% (>= 100); no published figure',
+  },
+  {
+    outcome: 'reshared_100',
+    pattern: 'original posts with >= 100 reshares',
+    value: 0.00025,
+    shown: '0.025%',
+    check: 'share',
+    source: 'Goel et al. 2016: cascades of >= 100 retweets are 0.025% of original tweets (~1 in 4,000)',
+  },
+  {
+    outcome: 'tail_exponent',
+    pattern: 'size density exponent (trees >= 10 nodes)',
+    value: 1 + CCDF_SLOPE,
+    shown: '~2.2 (derived)',
+    check: 'none',
+    source: 'slope through Goel et al. 2016\'s two anchors above; a critical branching process gives 1.5',
+  },
+  {
+    outcome: 'direct_from_root',
+    pattern: 'reshares made directly from the root',
+    value: 0.5,
+    shown: 'most (> 50%)',
+    check: 'atLeast',
+    source: 'Goel, Watts & Goldstein 2012: "the bulk of adoptions often takes place within one degree of a few dominant individuals"; referral chains "extremely rare"',
+  },
+  {
+    outcome: 'depth_1',
+    pattern: 'reshared posts whose cascade stops at depth 1',
+    value: 0.6,
+    shown: '~60% (derived)',
+    check: 'share',
+    source: 'Goel et al. 2012: ~3% of posts reshared only at depth 1, ~2% deeper (3 / (3 + 2))',
+  },
+  { outcome: 'depth_2', pattern: 'reshared posts with depth exactly 2', value: NaN, shown: '', check: 'none', source: '' },
+  { outcome: 'depth_3_plus', pattern: 'reshared posts with depth >= 3', value: NaN, shown: 'rare', check: 'none', source: 'Goel et al. 2012: chains of referrals "extremely rare"' },
+  { outcome: 'virality_10_99', pattern: 'structural virality, trees of 10-99 nodes', value: NaN, shown: 'low', check: 'none', source: 'Goel et al. 2016: "typically low, and remains so independent of size"' },
+  { outcome: 'virality_100', pattern: 'structural virality, trees >= 100 nodes', value: NaN, shown: 'low, as small ones', check: 'none', source: 'Goel et al. 2016 (as above)' },
+  { outcome: 'trees_100', pattern: 'trees >= 100 nodes per run', value: NaN, shown: '', check: 'none', source: '' },
+  {
+    outcome: 'virality_size_r',
+    pattern: 'correlation of structural virality with ln(size)',
+    value: 0.3,
+    shown: 'weak (socsim reads < 0.3)',
+    check: 'atMost',
+    source: 'Goel et al. 2016: virality independent of size; the 0.3 bound is socsim\'s reading, not a published figure',
+  },
+  {
+    outcome: 'within_1h',
+    pattern: 'reshares within 1 hour of the root',
+    value: 0.5,
+    shown: '50%',
+    check: 'share',
+    source: 'Kwak, Lee, Park & Moon, WWW 2010: "half of retweeting occurs within an hour" (Sysomos 2010: 92%)',
+  },
+  {
+    outcome: 'within_24h',
+    pattern: 'reshares within 24 hours of the root',
+    value: 0.75,
+    shown: '75%',
+    check: 'share',
+    source: 'Kwak et al. 2010: "75% under a day"',
+  },
+];
+
+const rare = (p: number) => Math.min(p, 1 - p);
+
+/** Whether a measured value passes its check (undefined: not scored). */
+export function passes(f: PublishedFigure, v: number): boolean | undefined {
+  if (f.check === 'none' || !Number.isFinite(v)) return f.check === 'none' ? undefined : false;
+  if (f.check === 'atLeast') return v >= f.value;
+  if (f.check === 'atMost') return v <= f.value;
+  const ratio = rare(v) / rare(f.value);
+  return ratio >= 0.5 && ratio <= 2;
+}
+
+function fmt(outcome: string, v: number): string {
+  if (!Number.isFinite(v)) return 'n/a';
+  if (outcome === 'roots' || outcome === 'trees_100') return v.toFixed(1);
+  if (outcome.startsWith('virality') || outcome === 'tail_exponent') return v.toFixed(2);
+  const pct = v * 100;
+  return `${pct < 0.1 ? pct.toFixed(3) : pct < 10 ? pct.toFixed(2) : pct.toFixed(1)}%`;
+}
+
+/** The validation table (Markdown) from the experiment's effects. */
+export function validationTable(json: ExperimentJson, effects: EffectRow[]): string {
+  const by = new Map(effects.map((r) => [r.outcome, r]));
+  const o = json.options as { agents?: number; steps?: number };
+  const lines = [
+    `socsim validate: ${json.scenario}, default platform without the seeded story, ${o.agents} agents, ${o.steps} hours, seeds ${json.seeds.join(', ')}; roots: original posts of the first half of each run (mean ${fmt('roots', by.get('roots')?.mean ?? NaN)} per run)`,
+    '',
+    '| pattern | socsim: mean [95% CI] | published | within 2x | source |',
+    '|---|---|---|---|---|',
+  ];
+  let scored = 0;
+  let passed = 0;
+  for (const f of PUBLISHED) {
+    const r = by.get(f.outcome);
+    if (!r) continue;
+    const ok = passes(f, r.mean);
+    if (ok !== undefined) {
+      scored++;
+      if (ok) passed++;
+    }
+    const ci = Number.isFinite(r.ci[0]) ? ` [${fmt(f.outcome, r.ci[0])}, ${fmt(f.outcome, r.ci[1])}]` : '';
+    lines.push(`| ${f.pattern} | ${fmt(f.outcome, r.mean)}${ci} | ${f.shown} | ${ok === undefined ? '' : ok ? 'yes' : 'no'} | ${f.source} |`);
+  }
+  lines.push('', `${passed} of ${scored} scored patterns within a factor of two (shares on their rarer side; see runner/validate.ts)`);
+  return lines.join('\n') + '\n';
+}
+
+export function registerValidateCommand(program: Command): void {
+  program
+    .command('validate')
+    .description('Run the default platform (100k agents, 48 h, 5 seeds; experiments/diffusion-facts.ts) and print its reshare cascades beside published diffusion figures; writes DIR/validate.md and the experiment tables')
+    .option('--out <dir>', 'experiment directory', path.join('runs', 'validate'))
+    .option('--seeds <n>', 'seeds 1..n', intFlag('--seeds', 1, 100_000))
+    .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 2)
+    .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
+    .option('--agents <n>', 'agents per run (default 100000)', intFlag('--agents', 1, 2 ** 31 - 2))
+    .option('--hours <h>', 'simulated hours per run (default 48); roots are the posts of the first half', numFlag('--hours', 0))
+    .option('--force', 'run every run again (a re-run otherwise reuses completed runs)')
+    .option('--quiet', 'no progress bar')
+    .action(async (opts) => {
+      const fileArg = path.relative(process.cwd(), VALIDATE_EXPERIMENT);
+      await runExperimentFile(fileArg, opts, [], (json, effects, dir) => {
+        const table = validationTable(json, effects);
+        writeFileAtomic(path.join(dir, 'validate.md'), table);
+        return table;
+      });
+    });
+}

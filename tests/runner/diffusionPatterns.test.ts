@@ -1,0 +1,64 @@
+/**
+ * The diffusion patterns of `socsim validate` on hand-built post tables whose values are worked out
+ * by hand, and the estimators they use on cases with known answers.
+ */
+import { describe, expect, it } from 'vitest';
+import { delayCdf, diffusionPatterns, powerLawExponent, structuralVirality } from '../../runner/diffusionPatterns.ts';
+import { KIND } from '../../platform/posts.ts';
+import { keyOf, uniform } from '../../sim-core/rng.ts';
+
+const { original: O, repost: R, quote: Q, comment: C } = KIND;
+
+describe('diffusion patterns', () => {
+  it('a hand-built run: reshare trees only, roots of the first half, depths, virality and delays', () => {
+    // id:      0  1  2  3  4  5  6  7   8
+    const kind = [O, R, R, R, C, R, O, O, Q];
+    const parent = [-1, 0, 0, 1, 0, 4, -1, -1, 3];
+    const step = [0, 1, 1, 2, 1, 2, 0, 30, 3];
+    const p = diffusionPatterns({ kind, parent, step }, { stepHours: 1, steps: 48, followHours: 24 });
+    // Roots: 0 and 6 (7 is in the second half; the comment 4 and its repost 5 are not a reshare
+    // cascade of an original). Cascade of 0: 1, 2 at depth 1, 3 at depth 2, 8 (a quote) at depth 3,
+    // a path 2-0-1-3-8 of 5 nodes, structural virality (5 + 1) / 3 = 2.
+    expect(p.roots).toBe(2);
+    expect(p.reshares).toBe(4);
+    expect(p.neverReshared).toBe(0.5);
+    expect(p.directFromRoot).toBe(0.5);
+    expect([p.depth1, p.depth2, p.depth3plus]).toEqual([0, 0, 1]);
+    expect(p.atLeast10).toBe(0);
+    // One tree of >= 2 nodes is below the virality and tail thresholds (10 nodes).
+    expect(p.viralityTrees).toBe(0);
+    expect(p.viralitySizeCorrelation).toBeNaN();
+    // Delays of 1, 1, 2, 3 steps of an hour: P(<= 1 h) = 1/2, 1/2, 0, 0.
+    expect(p.within1h).toBe(0.25);
+    expect(p.within24h).toBe(1);
+    const q = diffusionPatterns({ kind, parent, step }, { stepHours: 1, steps: 48, followHours: 24, viralityMin: 5 });
+    expect(q.viralityTrees).toBe(1);
+    expect(q.viralityMid).toBeNaN(); // 10-99 nodes
+  });
+
+  it('structural virality: a star of n nodes is 2 (n - 1) / n, a path (n + 1) / 3', () => {
+    expect(structuralVirality([1, 1, 1, 1], 5)).toBeCloseTo(1.6, 12);
+    // Path 0-1-2-3-4 rooted at 0: subtree sizes below the edges 4, 3, 2, 1.
+    expect(structuralVirality([4, 3, 2, 1], 5)).toBeCloseTo(2, 12);
+    expect(structuralVirality([], 1)).toBe(0);
+  });
+
+  it('delays between steps: a triangular law around whole steps', () => {
+    expect(delayCdf(1, 1, 1)).toBe(0.5);
+    expect(delayCdf(1, 1, 0.5)).toBe(0.125);
+    expect(delayCdf(1, 1, 2)).toBe(1);
+    expect(delayCdf(4, 0.25, 1)).toBe(0.5);
+    expect(delayCdf(2, 1, 1)).toBe(0);
+  });
+
+  it('the power-law fit recovers the exponent of a sampled discrete power law', () => {
+    const key = keyOf(5, 1, 0);
+    for (const alpha of [1.8, 2.5]) {
+      const xs: number[] = [];
+      for (let i = 0; i < 200_000; i++) xs.push(Math.floor(9.5 * (1 - uniform(key, i)) ** (-1 / (alpha - 1)) + 0.5));
+      const fit = powerLawExponent(xs, 10);
+      expect(fit.m).toBe(200_000);
+      expect(Math.abs(fit.alpha - alpha)).toBeLessThan(0.05);
+    }
+  });
+});
