@@ -39,6 +39,7 @@ export default defineExperiment({
   defaults: { agents: 100_000, hours: 48 },
   outcomes: {
     roots: pattern('roots', 'original posts of the first half of the run (the roots measured)'),
+    reshares_per_root: custom((run) => patterns(run).reshares / patterns(run).roots, 'reshares (any depth) per root'),
     never_reshared: pattern('neverReshared', 'share of roots never reshared'),
     reshared_10: pattern('atLeast10', 'share of roots with >= 10 reshares'),
     reshared_100: pattern('atLeast100', 'share of roots with >= 100 reshares'),
@@ -50,7 +51,7 @@ export default defineExperiment({
     virality_10_99: pattern('viralityMid', 'mean structural virality of trees with 10-99 nodes'),
     virality_100: pattern('viralityLarge', 'mean structural virality of trees with >= 100 nodes'),
     trees_100: pattern('largeTrees', 'trees with >= 100 nodes'),
-    virality_size_r: pattern('viralitySizeCorrelation', 'correlation of structural virality with ln(nodes), trees >= 10 nodes'),
+    virality_per_decade: pattern('viralityPerDecade', 'structural virality gained per tenfold tree size (least squares, trees >= 10 nodes)'),
     within_1h: pattern('within1h', 'share of reshares within 1 hour of the root'),
     within_24h: pattern('within24h', 'share of reshares within 24 hours of the root'),
   },

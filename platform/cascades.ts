@@ -1,8 +1,9 @@
 /**
- * Cascade statistics as OASIS measures them: for a root post and everything reshared from it
- * (reposts, quotes, comments, at any depth), the scale is the number of unique users taking part
- * (the root's author included), the depth is the largest depth reached (root = 0), and the max
- * breadth is the largest number of posts at any one depth.
+ * Tree statistics as OASIS measures cascades: for a root post and the posts of its tree at any
+ * depth, the scale is the number of unique users taking part (the root's author included), the
+ * depth is the largest depth reached (root = 0), and the max breadth is the largest number of posts
+ * at any one depth. The platform keeps two kinds of tree (newPost.ts): reshare cascades (reposts
+ * and quotes, as retweet cascades are measured) and conversations (comments).
  */
 export interface CascadeStats {
   scale: number;
@@ -58,6 +59,11 @@ export class CascadeTracker {
     t.size++;
     t.lastStep = step;
     this.changed.add(root);
+  }
+
+  /** Whether `user` is in the tracked cascade of `root` (its root's author counts). */
+  has(root: number, user: number): boolean {
+    return this.tracks.get(root)?.users.has(user) ?? false;
   }
 
   stats(root: number): CascadeStats | undefined {

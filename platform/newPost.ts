@@ -1,7 +1,7 @@
 /**
  * Creating a post, shared by the apply phase (users' posts and reshares, the scenario's story) and
- * the inject intervention: the post table row, the author's latest post, cascade bookkeeping,
- * injected-story tracking and post-level random assignment.
+ * the inject intervention: the post table row, the author's latest post, cascade and conversation
+ * bookkeeping, injected-story tracking and post-level random assignment.
  */
 import { uniform } from '../sim-core/rng.ts';
 import { FLAG, KIND } from './posts.ts';
@@ -41,6 +41,31 @@ export function nearestTopic(s: SocialState, v: ArrayLike<number>): number {
 
 const scratch = { buf: new Float32Array(256) };
 
+const isReshare = (kind: number) => kind === KIND.repost || kind === KIND.quote;
+
+/**
+ * The tree a new post of `kind` under the post in row `pr` joins. Reshares (reposts, quotes) form
+ * reshare cascades, the trees retweet cascades are measured by; comments form conversations. A
+ * post continues its parent's tree when the parent is of the same family, and otherwise starts one
+ * rooted at the parent (an original post, or a comment that is reshared, or a reshare commented on).
+ */
+export function treeOf(s: SocialState, pr: number, kind: number): { root: number; depth: number; rootAuthor: number } {
+  const c = s.posts.cols;
+  const pk = c.kind[pr];
+  const same = pk !== KIND.original && isReshare(pk) === isReshare(kind);
+  return same ? { root: c.root[pr], depth: c.depth[pr] + 1, rootAuthor: c.root_author[pr] } : { root: s.posts.base + pr, depth: 1, rootAuthor: c.author[pr] };
+}
+
+/**
+ * Whether `user` may reshare the post in row `pr`: as on X, where an account can repost a post only
+ * once, a user joins a reshare cascade at most once (by a repost or a quote), and the root's author
+ * is in it from the start.
+ */
+export function mayReshare(s: SocialState, pr: number, user: number): boolean {
+  const t = treeOf(s, pr, KIND.repost);
+  return t.rootAuthor !== user && !s.cascades.has(t.root, user);
+}
+
 /**
  * Adds a post and returns its id. Reposts and quotes carry their parent's content: veracity,
  * novelty, story tag, rank multiplier, and the story and fact-check flags (comments carry only the
@@ -57,9 +82,12 @@ export function addPost(s: SocialState, o: PostSpec): number {
   for (let d = 0; d < D; d++) topicBuf[d] = src[off + d];
   const content = pr >= 0 && (o.kind === KIND.repost || o.kind === KIND.quote);
   const flags = o.flags | (pr >= 0 ? c.flags[pr] & (content ? FLAG.story | FLAG.factCheck : FLAG.story) : 0);
-  const root = pr >= 0 ? c.root[pr] : -1;
-  const depth = pr >= 0 ? c.depth[pr] + 1 : 0;
-  const rootAuthor = pr >= 0 ? c.root_author[pr] : o.author;
+  // A reshare continues its parent's reshare tree, a comment its parent's conversation; otherwise
+  // the parent is the root (treeOf).
+  const tree = pr >= 0 ? treeOf(s, pr, o.kind) : undefined;
+  const root = tree ? tree.root : -1;
+  const depth = tree ? tree.depth : 0;
+  const rootAuthor = tree ? tree.rootAuthor : o.author;
   const id = P.add(
     {
       author: o.author,
@@ -81,11 +109,11 @@ export function addPost(s: SocialState, o: PostSpec): number {
     topicBuf,
   );
   s.latest[o.author] = id;
-  if (pr >= 0) {
+  if (content) {
     s.cascades.add(root, rootAuthor, o.author, depth, o.step);
     if ((flags & FLAG.story) !== 0) s.cascades.add(-1, -1, o.author, depth, o.step);
-    if (content && c.tag[pr] !== 0) s.stories.share(root, o.author, depth);
-  }
+    if (c.tag[pr] !== 0) s.stories.share(root, o.author, depth);
+  } else if (pr >= 0) s.conversations.add(root, rootAuthor, o.author, depth, o.step);
   const a = s.assign;
   if (a && o.step < a.until && (a.kinds & (1 << o.kind)) !== 0) {
     const x = uniform(a.key, id);

@@ -12,7 +12,7 @@ import { keyOf, normal, streamOf } from '../sim-core/rng.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
-import { addPost } from './newPost.ts';
+import { addPost, mayReshare } from './newPost.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, kernels as K } from './kernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
@@ -203,6 +203,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             case A.quote:
             case A.comment: {
               const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
+              // A second reshare of a cascade by the same user (or by its root's author) does not
+              // happen (newPost.ts, mayReshare); nor is it logged.
+              if (act !== A.comment && !mayReshare(s, r, u)) continue;
               if (act === A.repost) c.reposts[r]++;
               else if (act === A.quote) c.quotes[r]++;
               else c.comments[r]++;
@@ -296,7 +299,7 @@ export function updatePhase(s: SocialState): Phase {
   };
 }
 
-const CASCADE_SCHEMA = [
+const TREE_SCHEMA = [
   { name: 'step', type: 'i32' as const, values: new Int32Array(0) },
   { name: 'root', type: 'i32' as const, values: new Int32Array(0) },
   { name: 'scale', type: 'i32' as const, values: new Int32Array(0) },
@@ -305,78 +308,76 @@ const CASCADE_SCHEMA = [
   { name: 'size', type: 'i32' as const, values: new Int32Array(0) },
 ];
 
+/** The trees a run records: reshare cascades and conversations (platform/cascades.ts). */
+const TREES = [
+  { tracker: 'cascades', file: 'cascades.arrow', metric: 'cascade', changed: 'cascades_changed' },
+  { tracker: 'conversations', file: 'conversations.arrow', metric: 'conversation', changed: 'conversations_changed' },
+] as const;
+const STATS = ['scale', 'depth', 'breadth'] as const;
+
 /**
- * End of step: cascade rows and metrics, posts leaving the window go to posts.arrow, and every
- * `rebuildEvery` steps the follow deltas are folded into a new CSR.
+ * End of step: cascade and conversation rows and metrics, posts leaving the window go to
+ * posts.arrow, and every `rebuildEvery` steps the follow deltas are folded into a new CSR.
  */
 export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
-  let cascades: ArrowFileAppender | undefined;
+  const files: Array<ArrowFileAppender | undefined> = [];
   const flush = (rows: number) => s.posts.retire(rows, (cols, r) => posts?.append(cols, r));
-  // Carried across steps (and checkpointed): the largest cascade statistics seen so far.
-  const st = { social: s, soFar: { scale: 0, depth: 0, breadth: 0 } };
+  // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.
+  const st = { social: s, soFar: TREES.map(() => ({ scale: 0, depth: 0, breadth: 0 })) };
+  const metrics: Record<string, 'i32'> = { posts_in_window: 'i32' };
+  for (const t of TREES) {
+    metrics[t.changed] = 'i32';
+    // Over the trees that grew this step, and over every tree of the run so far.
+    for (const x of STATS) metrics[`${t.metric}_max_${x}_this_step`] = 'i32';
+    for (const x of STATS) metrics[`${t.metric}_max_${x}_so_far`] = 'i32';
+  }
+  for (const x of ['scale', 'depth', 'max_breadth']) metrics[`story_${x}`] = 'i32';
+  metrics.follows_pending = 'i32';
   return {
     name: 'maintain',
     state: st,
     reads: [],
     writes: [],
-    metrics: {
-      posts_in_window: 'i32',
-      cascades_changed: 'i32',
-      // Over the cascades that grew this step, and over every cascade of the run so far.
-      cascade_max_scale_this_step: 'i32',
-      cascade_max_depth_this_step: 'i32',
-      cascade_max_breadth_this_step: 'i32',
-      cascade_max_scale_so_far: 'i32',
-      cascade_max_depth_so_far: 'i32',
-      cascade_max_breadth_so_far: 'i32',
-      story_scale: 'i32',
-      story_depth: 'i32',
-      story_max_breadth: 'i32',
-      follows_pending: 'i32',
-    },
+    metrics,
     init(world) {
       if (world.out) {
         posts = world.out.appender('posts.arrow', s.posts.columns(0));
-        cascades = world.out.appender('cascades.arrow', CASCADE_SCHEMA);
+        for (const t of TREES) files.push(world.out.appender(t.file, TREE_SCHEMA));
       }
     },
     async run(world, ctx) {
-      const changed = s.cascades.drainChanged();
-      const real = changed.filter(([r]) => r >= 0);
-      let ms = 0;
-      let md = 0;
-      let mb = 0;
-      for (const [, st] of real) {
-        if (st.scale > ms) ms = st.scale;
-        if (st.depth > md) md = st.depth;
-        if (st.maxBreadth > mb) mb = st.maxBreadth;
-      }
-      if (cascades && real.length > 0) {
-        cascades.append(
-          [
-            { name: 'step', type: 'i32', values: new Int32Array(real.length).fill(ctx.step) },
-            { name: 'root', type: 'i32', values: Int32Array.from(real, ([r]) => r) },
-            { name: 'scale', type: 'i32', values: Int32Array.from(real, ([, x]) => x.scale) },
-            { name: 'depth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.depth) },
-            { name: 'max_breadth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.maxBreadth) },
-            { name: 'size', type: 'i32', values: Int32Array.from(real, ([, x]) => x.size) },
-          ],
-          real.length,
-        );
-      }
+      TREES.forEach((t, i) => {
+        // Negative keys are aggregates without a root post (the scenario's story), not trees.
+        const real = s[t.tracker].drainChanged().filter(([r]) => r >= 0);
+        const now = { scale: 0, depth: 0, breadth: 0 };
+        for (const [, x] of real) {
+          now.scale = Math.max(now.scale, x.scale);
+          now.depth = Math.max(now.depth, x.depth);
+          now.breadth = Math.max(now.breadth, x.maxBreadth);
+        }
+        if (files[i] && real.length > 0) {
+          files[i]!.append(
+            [
+              { name: 'step', type: 'i32', values: new Int32Array(real.length).fill(ctx.step) },
+              { name: 'root', type: 'i32', values: Int32Array.from(real, ([r]) => r) },
+              { name: 'scale', type: 'i32', values: Int32Array.from(real, ([, x]) => x.scale) },
+              { name: 'depth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.depth) },
+              { name: 'max_breadth', type: 'i32', values: Int32Array.from(real, ([, x]) => x.maxBreadth) },
+              { name: 'size', type: 'i32', values: Int32Array.from(real, ([, x]) => x.size) },
+            ],
+            real.length,
+          );
+        }
+        ctx.metric(t.changed, real.length);
+        const far = st.soFar[i];
+        for (const x of STATS) {
+          far[x] = Math.max(far[x], now[x]);
+          ctx.metric(`${t.metric}_max_${x}_this_step`, now[x]);
+          ctx.metric(`${t.metric}_max_${x}_so_far`, far[x]);
+        }
+      });
       const story = s.cascades.stats(-1);
-      ctx.metric('cascades_changed', real.length);
-      ctx.metric('cascade_max_scale_this_step', ms);
-      ctx.metric('cascade_max_depth_this_step', md);
-      ctx.metric('cascade_max_breadth_this_step', mb);
-      const far = st.soFar;
-      far.scale = Math.max(far.scale, ms);
-      far.depth = Math.max(far.depth, md);
-      far.breadth = Math.max(far.breadth, mb);
-      ctx.metric('cascade_max_scale_so_far', far.scale);
-      ctx.metric('cascade_max_depth_so_far', far.depth);
-      ctx.metric('cascade_max_breadth_so_far', far.breadth);
       ctx.metric('story_scale', story?.scale ?? 0);
       ctx.metric('story_depth', story?.depth ?? 0);
       ctx.metric('story_max_breadth', story?.maxBreadth ?? 0);
@@ -386,6 +387,7 @@ export function maintainPhase(s: SocialState): Phase {
       s.minStep = Math.max(0, ctx.step + 2 - w);
       flush(s.posts.rowsBefore(s.minStep));
       s.cascades.prune(ctx.step + 1 - w);
+      s.conversations.prune(ctx.step + 1 - w);
       ctx.metric('posts_in_window', s.posts.count);
 
       if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);

@@ -124,7 +124,9 @@ export interface SocialState {
   evTarget: Int32Array;
   evCount: Uint16Array;
   maxEvents: number;
+  /** Reshare cascades (reposts and quotes) and conversations (comments), newPost.ts. */
   cascades: CascadeTracker;
+  conversations: CascadeTracker;
   /** Oldest step whose posts are still candidates. */
   minStep: number;
   /** 1 for suspended accounts (the suspend intervention): never active, their posts removed. */
@@ -195,6 +197,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     evCount: sharedArray('u16', 0),
     maxEvents,
     cascades: new CascadeTracker(),
+    conversations: new CascadeTracker(),
     minStep: 0,
     suspended: sharedArray('u8', n),
     assign: null,

@@ -80,7 +80,7 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
     const m = c.rank[r];
     if (o.ranker === RANKER.chronological) score = m === 1 ? chronologicalScore(id) : chronologicalScore(id) * m;
     else if (o.ranker === RANKER.random) score = m === 1 ? randomListScore(o.key, id) : randomListScore(o.key, id) * m;
-    else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r], c.reposts[r]);
+    else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r]);
     else score = b;
     const tie = hash(o.key, id, 7);
     insertTop(idx.clusterPosts, cs, ct, c.cluster[r] * per, per, id, score, tie);

@@ -70,12 +70,17 @@ export function xInterestScore(base: number, dot: number, dotScale: number): num
 }
 
 /**
- * Order of the x-interest candidate lists: the base score boosted by engagement,
- * base x (1 + ln(1 + likes + 2 reposts) / 10), so popular posts surface in the lists a user
- * probes; the feed itself ranks by xInterestScore.
+ * Order of the x-interest out-of-network lists (per topic cluster, and trending): base x (1 +
+ * likes), so liked posts fill them and rank by their likes, decayed by age. Modelled on X's
+ * SimClusters, the source of most out-of-network candidates (Satuluri et al., KDD 2020;
+ * twitter/the-algorithm, simclusters_v2): a tweet's cluster embedding is empty when it is created
+ * and grows by the liker's interest vector with every like, and each cluster's candidate index holds
+ * the tweets with the largest (time-decayed) scores in it. The 1 lets a post nobody has liked yet
+ * fill a list that liked posts leave empty (without it a platform with no in-network slots could
+ * never show, so never get liked, any post). The feed itself ranks by xInterestScore.
  */
-export function xInterestListScore(base: number, likes: number, reposts: number): number {
-  return base * (1 + Math.log1p(likes + 2 * reposts) / 10);
+export function xInterestListScore(base: number, likes: number): number {
+  return base * (1 + likes);
 }
 
 /**

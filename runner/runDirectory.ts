@@ -98,7 +98,7 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 }
 
 /** Files a run writes at the top of its directory (phases may add more; the manifest lists them). */
-const RUN_FILES = ['manifest.json', 'checkpoint.bin', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
+const RUN_FILES = ['manifest.json', 'checkpoint.bin', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'conversations.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
 /** A snapshot in agents/, or what an interrupted atomic write of one left. */
 const SNAPSHOT_FILE = /^step-\d{6,}\.arrow(\.tmp)?$/;
 /** A manifest-listed name that stays inside the directory: no separators, no leading dot. */

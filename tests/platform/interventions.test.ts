@@ -107,9 +107,12 @@ describe('interventions', () => {
   });
 
   it('downrank to 0 under chronological ranking: the story (reshares included) gets fewer impressions, but is not removed', () => {
+    // Injected at step 3, when the platform has other content: at step 0 the story is all there is
+    // to show, whatever its rank. The downrank applies from the same step (list order).
     const extra = ['--set', 'platform.ranker=chronological'];
-    const plain = run('chrono', [INJECT], extra);
-    const down = run('downrank', [INJECT, { kind: 'downrank', step: 1, posts: { tag: 'rumour' }, factor: 0 }], extra);
+    const inject = { ...INJECT, step: 3 };
+    const plain = run('chrono', [inject], extra);
+    const down = run('downrank', [inject, { kind: 'downrank', step: 3, posts: { tag: 'rumour' }, factor: 0 }], extra);
     const impressions = (d: string) => {
       const p = read(d, 'posts.arrow');
       return (col(p, 'impressions') as number[]).reduce((t, x, i) => t + (col(p, 'tag')[i] === 'rumour' ? x : 0), 0);

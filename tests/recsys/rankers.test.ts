@@ -57,15 +57,14 @@ describe('ranking formulas', () => {
     expect(followerFactor(999_999_999)).toBeCloseTo(3, 12);
   });
 
-  it('x-interest score: R x F x cosine; the candidate lists add an engagement boost', () => {
+  it('x-interest score: R x F x cosine; the candidate lists multiply the base by 1 + likes', () => {
     expect(xInterestBase(6, 999_999, EXP, 6)).toBeCloseTo(2 * Math.exp(-1), 12);
     expect(xInterestBase(0, 0, OASIS, 6)).toBeCloseTo(0.9998963157, 10);
     expect(xInterestScore(2, 0.5, 1)).toBe(1);
     // A dot product with int8 topics carries the scale: 2 x 63.5 / 127 = 1.
     expect(xInterestScore(2, 63.5, 127)).toBe(1);
-    expect(xInterestListScore(2, 0, 0)).toBe(2);
-    // 1 + ln(1 + 3 + 2 x 2) / 10 = 1 + ln 8 / 10 = 1.20794415.
-    expect(xInterestListScore(2, 3, 2)).toBeCloseTo(2.4158883083, 9);
+    expect(xInterestListScore(2, 0)).toBe(2);
+    expect(xInterestListScore(2, 3)).toBe(8);
   });
 
   it('chronological is the id; random is a keyed hash in [1, 2^32], per user and per key', () => {
@@ -175,17 +174,17 @@ describe('candidate index: list orders', () => {
     return { cluster: Array.from(idx.clusterPosts.subarray(0, perCluster)), trending: Array.from(idx.trending) };
   };
 
-  it('x-interest lists rank by base x engagement boost, not by the base alone', () => {
-    // At step 1, tau = 6 h, follower factor 1. Post 0 (step 1, no engagement): 1 x 1 = 1.
-    // Post 1 (step 0, 3 likes, 2 reposts): e^(-1/6) x (1 + ln 8 / 10) = 0.8465 x 1.2079 = 1.0225,
-    // ahead despite the smaller base. Post 2 (step 0, 1 like, 1 repost): 0.8465 x (1 + ln 4 / 10)
-    // = 0.8465 x 1.1386 = 0.9638, behind.
+  it('x-interest lists rank by base x (1 + likes): liked posts first, reposts do not count', () => {
+    // At step 1, tau = 6 h, follower factor 1. Post 0 (step 1, nothing): 1 x 1 = 1. Post 1 (step 0,
+    // 3 likes, 2 reposts): e^(-1/6) x 4 = 3.386. Post 2 (step 0, 1 like, 1 repost): e^(-1/6) x 2 =
+    // 1.693. Post 3 (step 0, no likes, 5 reposts): e^(-1/6) x 1 = 0.8465, behind the newer post 0.
     const posts = table([
       [3, 1, 0, 0, 0],
       [3, 0, 3, 0, 2],
       [3, 0, 1, 0, 1],
+      [3, 0, 0, 0, 5],
     ]);
-    expect(lists(posts, RANKER.xInterest, 1, 3)).toEqual({ cluster: [1, 0, 2], trending: [1, 0, 2] });
+    expect(lists(posts, RANKER.xInterest, 1, 4)).toEqual({ cluster: [1, 2, 0, 3], trending: [1, 2, 0, 3] });
   });
 
   it('reddit-hot lists rank by the hot score', () => {

@@ -16,8 +16,8 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
-/** Runs `socsim ARGS` to completion (in `cwd`, default the repository root). */
-export function socsim(args: string[], cwd = ROOT): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 120_000 });
+/** Runs `socsim ARGS` to completion (in `cwd`, default the repository root), killed after `timeoutMs`. */
+export function socsim(args: string[], cwd = ROOT, timeoutMs = 120_000): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: timeoutMs });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

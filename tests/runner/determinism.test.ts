@@ -75,7 +75,7 @@ describe('byte-identical output with 1, 2 and 4 threads over several chunks', ()
     ]);
     expect(files).toEqual([
       'agents/step-000000.arrow', 'agents/step-000002.arrow', 'agents/step-000004.arrow',
-      'cascades.arrow', 'events.arrow', 'graph-end.arrow', 'graph.arrow', 'interventions.arrow', 'metrics.arrow', 'posts.arrow', 'stories.arrow',
+      'cascades.arrow', 'conversations.arrow', 'events.arrow', 'graph-end.arrow', 'graph.arrow', 'interventions.arrow', 'metrics.arrow', 'posts.arrow', 'stories.arrow',
     ]);
     const metrics = tableFromIPC(fs.readFileSync(path.join(dir, 'metrics.arrow')));
     const active = Array.from(metrics.getChild('active_users')!.toArray() as Int32Array);

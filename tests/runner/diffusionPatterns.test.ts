@@ -27,7 +27,7 @@ describe('diffusion patterns', () => {
     expect(p.atLeast10).toBe(0);
     // One tree of >= 2 nodes is below the virality and tail thresholds (10 nodes).
     expect(p.viralityTrees).toBe(0);
-    expect(p.viralitySizeCorrelation).toBeNaN();
+    expect(p.viralityPerDecade).toBeNaN();
     // Delays of 1, 1, 2, 3 steps of an hour: P(<= 1 h) = 1/2, 1/2, 0, 0.
     expect(p.within1h).toBe(0.25);
     expect(p.within24h).toBe(1);

@@ -15,7 +15,7 @@ describe('socsim run social-feed', () => {
     const a = socsim(['run', 'social-feed', '--agents', '3000', '--steps', '30', '--seed', '11', '--events', '--quiet', '--set', 'platform.rebuildEvery=10', '--out', path.join(tmp, 't1')]);
     expect(a.code, a.stderr).toBe(0);
     const files = arrowFiles(path.join(tmp, 't1'));
-    for (const f of ['posts.arrow', 'events.arrow', 'cascades.arrow', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow']) expect(files).toContain(f);
+    for (const f of ['posts.arrow', 'events.arrow', 'cascades.arrow', 'conversations.arrow', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow']) expect(files).toContain(f);
     // posts.arrow holds every post ever made, in id order, with dictionary-encoded kinds.
     const posts = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/posts.arrow')));
     const metrics = tableFromIPC(fs.readFileSync(path.join(tmp, 't1/metrics.arrow')));
