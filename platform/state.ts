@@ -33,9 +33,14 @@ export const socialConfig = z
      */
     perAuthor: z.number().int().min(1).max(16).default(2),
     maxScan: z.number().int().min(1).default(32),
-    /** Out-of-network: clusters probed per user, posts kept per cluster, trending list length. */
+    /**
+     * Out-of-network: clusters probed per user, posts kept per cluster, trending list length.
+     * perCluster 0 and trending 0 leave no out-of-network candidates: a timeline of followed
+     * accounts only, as on Twitter before its 2016 algorithmic timeline (with the chronological
+     * ranker: the reverse-chronological timeline the classic diffusion studies measured).
+     */
     probe: z.number().int().min(1).max(8).default(3),
-    perCluster: z.number().int().min(1).max(256).default(16),
+    perCluster: z.number().int().min(0).max(256).default(16),
     trending: z.number().int().min(0).max(1024).default(20),
     /** Recent impressions remembered per user (the already-seen filter). */
     seenSize: z.number().int().min(1).max(64).default(16),

@@ -83,7 +83,7 @@ export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records
     else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r]);
     else score = b;
     const tie = hash(o.key, id, 7);
-    insertTop(idx.clusterPosts, cs, ct, c.cluster[r] * per, per, id, score, tie);
+    if (per > 0) insertTop(idx.clusterPosts, cs, ct, c.cluster[r] * per, per, id, score, tie);
     if (cap > 0) insertTop(idx.trending, ts, tt, 0, cap, id, score, tie);
   }
 }

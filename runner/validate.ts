@@ -1,8 +1,10 @@
 /**
  * `socsim validate`: pattern-oriented validation of the default platform. It runs the
- * diffusion-facts experiment (experiments/diffusion-facts.ts: the default social-feed platform,
- * organic posts only, 100k agents, 48 hours, 5 seeds) and sets each measured pattern beside its
- * published figure and source, as a Markdown table (printed, and written to DIR/validate.md).
+ * diffusion-facts experiment (experiments/diffusion-facts.ts: the default social-feed platform
+ * and, beside it, the chronological timeline of followed accounts the published figures were
+ * measured on; organic posts only, 100k agents, 48 hours, 5 seeds) and sets each measured pattern
+ * beside its published figure and source, as a Markdown table (printed, and written to
+ * DIR/validate.md).
  *
  * Shares are compared on their rarer side: a factor-two band around 93% would admit anything from
  * 47% up, so a share p is checked as min(p, 1 - p) against the published min(q, 1 - q) (93% never
@@ -147,37 +149,52 @@ function fmt(outcome: string, v: number): string {
   return `${pct < 0.1 ? pct.toFixed(3) : pct < 10 ? pct.toFixed(2) : pct.toFixed(1)}%`;
 }
 
-/** The validation table (Markdown) from the experiment's effects. */
+/** What each arm of experiments/diffusion-facts.ts is, as the table's column heads say it. */
+const ARM_TITLES: Record<string, string> = {
+  default: 'default platform',
+  timeline: 'chronological timeline of followed accounts',
+};
+
+/**
+ * The validation table (Markdown) from the experiment's effects: one column per arm (mean [95%
+ * CI], then whether it is within a factor of two), and a count of passes per arm.
+ */
 export function validationTable(json: ExperimentJson, effects: EffectRow[]): string {
-  const by = new Map(effects.map((r) => [r.outcome, r]));
+  const arms = json.arms;
+  const by = new Map(effects.map((r) => [`${r.arm}/${r.outcome}`, r]));
   const o = json.options as { agents?: number; steps?: number };
+  const roots = arms.map((a) => `${fmt('roots', by.get(`${a}/roots`)?.mean ?? NaN)} (${a})`).join(', ');
   const lines = [
-    `socsim validate: ${json.scenario}, default platform without the seeded story, ${o.agents} agents, ${o.steps} hours, seeds ${json.seeds.join(', ')}; roots: original posts of the first half of each run (mean ${fmt('roots', by.get('roots')?.mean ?? NaN)} per run)`,
+    `socsim validate: ${json.scenario} without the seeded story, ${o.agents} agents, ${o.steps} hours, seeds ${json.seeds.join(', ')}; roots: original posts of the first half of each run (mean per run: ${roots})`,
     '',
-    '| pattern | socsim: mean [95% CI] | published | within 2x | source |',
-    '|---|---|---|---|---|',
+    `| pattern | ${arms.map((a) => `${ARM_TITLES[a] ?? a}: mean [95% CI] | within 2x`).join(' | ')} | published | source |`,
+    `|---|${arms.map(() => '---|---|').join('')}---|---|`,
   ];
-  let scored = 0;
-  let passed = 0;
+  const scored = arms.map(() => 0);
+  const passed = arms.map(() => 0);
   for (const f of PUBLISHED) {
-    const r = by.get(f.outcome);
-    if (!r) continue;
-    const ok = passes(f, r.mean);
-    if (ok !== undefined) {
-      scored++;
-      if (ok) passed++;
-    }
-    const ci = Number.isFinite(r.ci[0]) ? ` [${fmt(f.outcome, r.ci[0])}, ${fmt(f.outcome, r.ci[1])}]` : '';
-    lines.push(`| ${f.pattern} | ${fmt(f.outcome, r.mean)}${ci} | ${f.shown} | ${ok === undefined ? '' : ok ? 'yes' : 'no'} | ${f.source} |`);
+    if (!arms.some((a) => by.has(`${a}/${f.outcome}`))) continue;
+    const cells = arms.map((a, i) => {
+      const r = by.get(`${a}/${f.outcome}`);
+      if (!r) return ' | ';
+      const ok = passes(f, r.mean);
+      if (ok !== undefined) {
+        scored[i]++;
+        if (ok) passed[i]++;
+      }
+      const ci = Number.isFinite(r.ci[0]) ? ` [${fmt(f.outcome, r.ci[0])}, ${fmt(f.outcome, r.ci[1])}]` : '';
+      return `${fmt(f.outcome, r.mean)}${ci} | ${ok === undefined ? '' : ok ? 'yes' : 'no'}`;
+    });
+    lines.push(`| ${f.pattern} | ${cells.join(' | ')} | ${f.shown} | ${f.source} |`);
   }
-  lines.push('', `${passed} of ${scored} scored patterns within a factor of two (shares on their rarer side; see runner/validate.ts)`);
+  lines.push('', ...arms.map((a, i) => `${ARM_TITLES[a] ?? a}: ${passed[i]} of ${scored[i]} scored patterns within a factor of two (shares on their rarer side; see runner/validate.ts)`));
   return lines.join('\n') + '\n';
 }
 
 export function registerValidateCommand(program: Command): void {
   program
     .command('validate')
-    .description('Run the default platform (100k agents, 48 h, 5 seeds; experiments/diffusion-facts.ts) and print its reshare cascades beside published diffusion figures; writes DIR/validate.md and the experiment tables')
+    .description('Run the default platform and a chronological timeline of followed accounts (100k agents, 48 h, 5 seeds each; experiments/diffusion-facts.ts) and print their reshare cascades beside published diffusion figures; writes DIR/validate.md and the experiment tables')
     .option('--out <dir>', 'experiment directory', path.join('runs', 'validate'))
     .option('--seeds <n>', 'seeds 1..n', intFlag('--seeds', 1, 100_000))
     .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 2)

@@ -181,6 +181,39 @@ describe('social platform', () => {
     }
   });
 
+  it('perCluster 0 and trending 0 give feeds of followed accounts only, under every ranker', async () => {
+    for (const ranker of ['chronological', 'random', 'reddit-hot', 'x-interest']) {
+      const counts = async (platform: Record<string, unknown>) => {
+        const { world, s, phases } = await socialWorld(2000, 1, { ranker, feedSize: 10, inNetwork: 10, ...platform });
+        let items = 0;
+        let outside = 0;
+        const check: Phase = {
+          name: 'check',
+          reads: [],
+          writes: [],
+          run(w) {
+            const G = w.graph.following;
+            for (let k = 0; k < s.active.length; k++) {
+              const u = s.active[k];
+              const followees = new Set(G.targets.subarray(G.offsets[u], G.offsets[u + 1]));
+              for (let i = 0; i < s.feedLen[k]; i++) {
+                items++;
+                if (!followees.has(s.posts.cols.author[s.posts.rowOf(s.feed[k * s.cfg.feedSize + i])])) outside++;
+              }
+            }
+          },
+        };
+        await run(world, phases(check), 8);
+        return { items, outside };
+      };
+      const timeline = await counts({ perCluster: 0, trending: 0 });
+      expect(timeline.items, ranker).toBeGreaterThan(300);
+      expect(timeline.outside, ranker).toBe(0);
+      // The same platform with its out-of-network sources fills slots its followees leave empty.
+      expect((await counts({})).outside, ranker).toBeGreaterThan(0);
+    }
+  });
+
   /** Asserts every difference is positive and their mean exceeds 4 standard errors. */
   const expectPositive = (diffs: number[], what: string) => {
     const m = diffs.reduce((a, b) => a + b, 0) / diffs.length;

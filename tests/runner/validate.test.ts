@@ -20,11 +20,16 @@ describe('socsim validate', () => {
     expect(r.stdout).toContain(table);
     expect(table).toContain('4000 agents, 12 hours, seeds 1, 2');
     for (const f of PUBLISHED) expect(table).toContain(`| ${f.pattern} |`);
-    expect(table).toMatch(/\d+ of \d+ scored patterns within a factor of two/);
+    // One column pair per arm, and one count per arm.
+    expect(table).toContain('| default platform: mean [95% CI] | within 2x | chronological timeline of followed accounts: mean [95% CI] | within 2x |');
+    expect(table).toMatch(/^default platform: \d+ of \d+ scored patterns within a factor of two/m);
+    expect(table).toMatch(/^chronological timeline of followed accounts: \d+ of \d+ scored patterns within a factor of two/m);
+    const row = table.split('\n').find((l) => l.startsWith('| original posts never reshared'));
+    expect(row?.split('|').length, row).toBe(9);
     expect(fs.existsSync(path.join(out, 'effects.arrow'))).toBe(true);
     const again = socsim(args);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('0 ran, 2 already complete');
+    expect(again.stdout).toContain('0 ran, 4 already complete');
     expect(fs.readFileSync(path.join(out, 'validate.md'), 'utf8')).toBe(table);
   });
 
