@@ -9,7 +9,7 @@ import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { socialStep } from '../platform/socialStep.ts';
 import { createSocialState, socialConfig } from '../platform/state.ts';
 import { interventionList } from '../platform/interventions.ts';
-import { ACTIVITY_TIERS } from '../population/synthesize.ts';
+import { ACTIVITY_TIERS, populationConfig } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
@@ -20,6 +20,8 @@ export default defineScenario({
   name: 'social-feed',
   description: 'Posts, feeds and opinion dynamics on a homophilous follow graph, with a news story seeded at hubs',
   params: z.strictObject({
+    /** The synthetic population: attribute mixes, opinions, interests and the activity clock's levels. */
+    population: populationConfig.default(populationConfig.parse({})),
     graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 45, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
     platform: socialConfig.default(socialConfig.parse({})),
     story: z
@@ -41,6 +43,7 @@ export default defineScenario({
       agents: ctx.agents,
       seed: ctx.seed,
       graph: p.graph,
+      population: p.population,
       phaseBytesPerAgent: 100,
       log: ctx.log,
     });

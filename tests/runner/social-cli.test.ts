@@ -42,12 +42,29 @@ describe('socsim run social-feed', () => {
     expect(Array.from(metrics.getChild('time')!.toArray() as Float64Array).slice(0, 3)).toEqual([0, 180, 360]);
   });
 
+  it('the population is a parameter: a heavier activity tail reaches the agents', () => {
+    const activity = (set: string[], dir: string) => {
+      const out = path.join(tmp, dir);
+      const r = socsim(['run', 'social-feed', '--agents', '3000', '--steps', '1', '--quiet', ...set, '--out', out]);
+      expect(r.code, r.stderr).toBe(0);
+      const a = tableFromIPC(fs.readFileSync(path.join(out, 'agents/step-000000.arrow')));
+      return Array.from(a.getChild('activity')!.toArray() as Float32Array);
+    };
+    const base = activity([], 'pop-default');
+    const heavy = activity(['--set', 'population.activityShape=1.2'], 'pop-heavy');
+    // Same capped mean (0.1); a Pareto shape nearer 1 puts more agents at the cap and lowers the median.
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+    expect(median(heavy)).toBeLessThan(median(base) * 0.8);
+    expect(heavy.filter((x) => x === 1).length).toBeGreaterThan(base.filter((x) => x === 1).length);
+  });
+
   const bad: Array<[string, string[], RegExp]> = [
     ['negative feed size', ['--set', 'platform.feedSize=-1'], /parameter platform\.feedSize: .*--set platform\.feedSize=VALUE/],
     ['probability out of [0, 1]', ['--set', 'graph.reciprocity=1.5'], /parameter graph\.reciprocity: .*1/],
     ['feed mix larger than the feed', ['--set', 'platform.inNetwork=20'], /parameter platform\.inNetwork: in-network count 20 is larger than feedSize 10/],
     ['unknown recommender', ['--set', 'platform.ranker=popular'], /parameter platform\.ranker: .*x-interest/],
     ['negative agents', ['--agents', '-5'], /--agents must be a whole number/],
+    ['a Pareto shape of 1 or less', ['--set', 'population.activityShape=1'], /parameter population\.activityShape: /],
   ];
   for (const [what, args, re] of bad) {
     it(`rejects ${what} with exit 2 and the field's name`, () => {
