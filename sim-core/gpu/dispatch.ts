@@ -1,0 +1,67 @@
+/**
+ * One compute pass over `rows` rows: storage buffers in, one storage buffer out, read back. The
+ * building block of the GPU kernels and of the parity tests. Workgroups of 64 rows; grids past the
+ * adapter's per-dimension limit are laid out in two dimensions, and the shader recovers the row as
+ * `gid.x + gid.y * stride` (the `stride` it is given, in rows), skipping rows >= `rows`.
+ */
+import type { Gpu } from './device.ts';
+
+export const WORKGROUP = 64;
+
+/** Workgroup grid for `rows` rows: [x, y] with x <= the per-dimension limit, and the row stride of one y. */
+export function grid(rows: number, maxPerDim: number): { x: number; y: number; stride: number } {
+  const groups = Math.max(1, Math.ceil(rows / WORKGROUP));
+  const x = Math.min(groups, maxPerDim);
+  return { x, y: Math.ceil(groups / x), stride: x * WORKGROUP };
+}
+
+/**
+ * Runs `shader` (entry point `main`, bindings in group 0: binding 0 a uniform block of u32 words
+ * `params`, then each input in order, then the output) and returns the output's bytes.
+ */
+export async function runPass(
+  gpu: Gpu,
+  shader: string,
+  o: { rows: number; params: readonly number[]; inputs: readonly ArrayBufferView[]; outputBytes: number },
+): Promise<ArrayBuffer> {
+  const { device } = gpu;
+  const g = grid(o.rows, gpu.limits.maxComputeWorkgroupsPerDimension);
+  // Uniform blocks are 16-byte aligned; the shader's first two words are rows and stride.
+  const words = [o.rows, g.stride, ...o.params];
+  const uniform = new Uint32Array(Math.ceil(words.length / 4) * 4);
+  uniform.set(words);
+  const made: GPUBuffer[] = [];
+  const buffer = (size: number, usage: number) => {
+    const b = device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage });
+    made.push(b);
+    return b;
+  };
+  const ub = buffer(uniform.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+  device.queue.writeBuffer(ub, 0, uniform);
+  const ins = o.inputs.map((a) => {
+    const b = buffer(a.byteLength, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+    device.queue.writeBuffer(b, 0, a.buffer, a.byteOffset, Math.ceil(a.byteLength / 4) * 4);
+    return b;
+  });
+  const out = buffer(o.outputBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+  const read = buffer(o.outputBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  const module = device.createShaderModule({ code: shader });
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const bind = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [ub, ...ins, out].map((b, i) => ({ binding: i, resource: { buffer: b } })),
+  });
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bind);
+  pass.dispatchWorkgroups(g.x, g.y);
+  pass.end();
+  enc.copyBufferToBuffer(out, 0, read, 0, read.size);
+  device.queue.submit([enc.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const bytes = read.getMappedRange().slice(0, o.outputBytes);
+  read.unmap();
+  for (const b of made) b.destroy();
+  return bytes;
+}
