@@ -8,13 +8,13 @@
  *   npx socsim experiment experiments/diffusion-facts.ts --out runs/diffusion-facts --jobs 2
  *
  * Roots are the original posts of the run's first half, so each is followed for at least half the
- * run (cascades grow until the run ends).
+ * run (cascades grow until the run ends). Shares are fractions, structural virality is a mean path
+ * length (Goel et al. 2016), the tail exponent a maximum-likelihood power-law fit.
  *
  * Two arms: `default`, the platform as it ships (x-interest ranking, half of each feed from outside
  * the accounts a user follows), and `timeline`, the platform the published figures were measured
  * on: Twitter's reverse-chronological timeline of followed accounts (until 2016), here the
- * chronological ranker with every feed slot in-network and no out-of-network source. Shares are fractions, structural virality is a mean path
- * length (Goel et al. 2016), the tail exponent a maximum-likelihood power-law fit.
+ * chronological ranker with every feed slot in-network and no out-of-network source.
  */
 import { custom, defineExperiment, type RunView } from '../runner/defineExperiment.ts';
 import { diffusionPatterns, readPostColumns, type DiffusionPatterns } from '../runner/diffusionPatterns.ts';

@@ -12,7 +12,7 @@
 
 export interface Gpu {
   device: GPUDevice;
-  /** The adapter in words, e.g. "llvmpipe (LLVM 19.1.7, 256 bits) (mesa, vulkan)". */
+  /** The adapter in words, e.g. "llvmpipe: Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6) 0.0.1 (mesa, software)". */
   adapter: string;
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupsPerDimension: number };
   /** The GPU instance the device came from, held so it lives as long as the device. */

@@ -16,6 +16,19 @@ export function grid(rows: number, maxPerDim: number): { x: number; y: number; s
 }
 
 /**
+ * The bytes of `a`, padded to a multiple of 4 as writeBuffer requires, on an ArrayBuffer: Dawn's
+ * writeBuffer rejects views of a SharedArrayBuffer (every column and CSR array of the engine), so
+ * those are copied.
+ */
+function uploadable(a: ArrayBufferView): Uint8Array {
+  const padded = Math.ceil(a.byteLength / 4) * 4;
+  if (a.buffer instanceof ArrayBuffer && padded === a.byteLength) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const out = new Uint8Array(padded);
+  out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  return out;
+}
+
+/**
  * Runs `shader` (entry point `main`, bindings in group 0: binding 0 a uniform block of u32 words
  * `params`, then each input in order, then the output) and returns the output's bytes.
  */
@@ -40,7 +53,7 @@ export async function runPass(
   device.queue.writeBuffer(ub, 0, uniform);
   const ins = o.inputs.map((a) => {
     const b = buffer(a.byteLength, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
-    device.queue.writeBuffer(b, 0, a.buffer, a.byteOffset, Math.ceil(a.byteLength / 4) * 4);
+    device.queue.writeBuffer(b, 0, uploadable(a));
     return b;
   });
   const out = buffer(o.outputBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);

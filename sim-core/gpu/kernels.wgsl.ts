@@ -1,0 +1,38 @@
+/**
+ * WGSL versions of the kernels of sim-core/kernels.ts, one shader per kernel, each with the same
+ * contract and the same outputs as its CPU declaration (tests/sim-core/gpu/kernels.test.ts checks
+ * them byte for byte). Bindings follow dispatch.ts: 0 the uniform block (rows, stride, then the
+ * kernel's parameters as u32 words), then the inputs in order, then the output.
+ *
+ * CSR offsets are i32 here: graphs past 2^31 edges (Float64Array offsets on the CPU) are not yet
+ * supported on the GPU.
+ */
+import { RNG_WGSL } from './rng.wgsl.ts';
+import { WORKGROUP } from './dispatch.ts';
+
+const ROW = /* wgsl */ `
+  let v = gid.x + gid.y * p.stride;
+  if (v >= p.rows) { return; }`;
+
+/**
+ * sampleNeighbor: out[v] = targets[offsets[v] + below(key, v, deg)], or -1 for rows without
+ * neighbours. Parameters: the key as [lo, hi] words (rng.wgsl.ts `keyWords`).
+ */
+export const SAMPLE_NEIGHBOR_WGSL = /* wgsl */ `
+${RNG_WGSL}
+struct Params { rows: u32, stride: u32, key_lo: u32, key_hi: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> offsets: array<i32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read_write> out: array<i32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  let lo = offsets[v];
+  let deg = u32(offsets[v + 1u] - lo);
+  if (deg == 0u) {
+    out[v] = -1;
+  } else {
+    out[v] = targets[u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u)];
+  }
+}`;
