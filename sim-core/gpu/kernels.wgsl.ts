@@ -36,3 +36,32 @@ ${ROW}
     out[v] = targets[u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u)];
   }
 }`;
+
+/**
+ * gather for u8 columns: out[i] = src[index[i]], or src[i] when index[i] < 0. WGSL has no 8-bit
+ * storage, so both u8 arrays are packed four rows to a u32 word (little-endian, as the CPU's bytes
+ * lie) and each invocation writes one whole word: rows 4w .. 4w + 3. The grid runs over words.
+ * Parameters: n, the number of rows (the last word may be partial; its spare bytes are written 0).
+ */
+export const GATHER_U8_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read> index: array<i32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+fn byte_at(i: u32) -> u32 {
+  return (src[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var word = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let i = v * 4u + b;
+    if (i < p.n) {
+      let j = index[i];
+      word = word | (byte_at(select(u32(j), i, j < 0)) << (b * 8u));
+    }
+  }
+  out[v] = word;
+}`;
