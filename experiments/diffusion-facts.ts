@@ -44,7 +44,8 @@ export default defineExperiment({
     timeline: { platform: { ranker: 'chronological', inNetwork: 10, perCluster: 0, trending: 0 } },
   },
   seeds: 5,
-  defaults: { agents: 100_000, hours: 48 },
+  // 15-minute steps: delays are counted in steps, and the first hour needs more than one.
+  defaults: { agents: 100_000, hours: 48, stepSeconds: 900 },
   outcomes: {
     roots: pattern('roots', 'original posts of the first half of the run (the roots measured)'),
     reshares_per_root: custom((run) => patterns(run).reshares / patterns(run).roots, 'reshares (any depth) per root'),

@@ -200,8 +200,34 @@ export interface HomophilousOptions {
 }
 
 /**
+ * The divisor s for which a user of weight w follows max(1, min(cap, m x w / s)) accounts on
+ * average (what the rounding below gives) and the users average m: the weights' mean when few
+ * users sit at 1 or at the cap, else adjusted (a heavy-tailed activity puts users at both), so the
+ * mean following stays `meanFollowing`. Bisection on 1/s.
+ */
+function cappedWeightScale(weight: Float32Array, n: number, m: number, cap: number): number {
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += weight[i];
+  if (!(sum > 0) || m <= 1 || m >= cap) return sum > 0 ? sum / n : 1;
+  const meanAt = (inv: number) => {
+    let t = 0;
+    for (let i = 0; i < n; i++) t += Math.max(1, Math.min(cap, m * weight[i] * inv));
+    return t / n;
+  };
+  let lo = 0;
+  let hi = n / sum;
+  while (meanAt(hi) < m && hi < (n / sum) * 1e6) hi *= 2;
+  for (let k = 0; k < 40; k++) {
+    const mid = (lo + hi) / 2;
+    if (meanAt(mid) < m) lo = mid;
+    else hi = mid;
+  }
+  return 1 / hi;
+}
+
+/**
  * Directed scale-free follow graph with homophily: users join in id order; user t follows k_t
- * earlier users (k_t proportional to its weight, mean `meanFollowing`), each candidate drawn by
+ * earlier users (k_t proportional to its weight, at most 20 x `meanFollowing`, scaled so the mean is `meanFollowing`), each candidate drawn by
  * preferential attachment on follower count (Price's model) or uniformly, and accepted with
  * probability 1 - homophily * d, where d in [0, 1] averages the opinion distance |o_t - o_j| / 2
  * and whether the primary topics differ. Rejected candidates are redrawn (up to 16 tries, then the
@@ -221,12 +247,8 @@ export function homophilousPreferential(n: number, seed: number, o: HomophilousO
   const recip = o.reciprocity ?? 0.1;
   const key = keyOf(seed, streamOf('graph.homophilous'), 0);
   const kRecip = keyOf(seed, streamOf('graph.homophilous.reciprocity'), 0);
-  let wMean = 1;
-  if (o.weight) {
-    let s = 0;
-    for (let i = 0; i < n; i++) s += o.weight[i];
-    wMean = s / n || 1;
-  }
+  const cap = Math.max(1, Math.round(meanFollowing * 20));
+  const wMean = o.weight ? cappedWeightScale(o.weight, n, meanFollowing, cap) : 1;
   const expected = n * meanFollowing * (1 + recip);
   const out = new EdgeBuffer(expected * 1.05 + 16);
   // Every follow (follow-backs included) adds its target here, so a uniform pick is a pick
@@ -234,7 +256,6 @@ export function homophilousPreferential(n: number, seed: number, o: HomophilousO
   let ends = new Int32Array(Math.ceil(expected * 1.05) + 16);
   let len = 0;
   const mark = new Int32Array(n).fill(-1);
-  const cap = Math.max(1, Math.round(meanFollowing * 20));
   for (let t = 1; t < n; t++) {
     const w = o.weight ? o.weight[t] / wMean : 1;
     const want = Math.min(t, cap, Math.max(1, Math.round(meanFollowing * w + uniform(key, t, 0) - 0.5)));

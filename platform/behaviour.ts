@@ -76,11 +76,11 @@ export function heuristicBehaviour(o: {
         const age = o.ageBands > 1 ? a / (o.ageBands - 1) : 0;
         const tierF = o.tiers > 1 ? tier / (o.tiers - 1) : 0;
         const v: Record<BehaviourParam, number> = {
-          post: 0.04 + 0.08 * tierF,
+          post: 0.15,
           like: 0.03,
           dislike: 0.005 + 0.01 * e,
-          repost: 0.0004 + 0.0008 * e,
-          quote: 0.0001 + 0.0003 * e,
+          repost: 0.0034 + 0.0068 * e,
+          quote: 0.00085 + 0.00255 * e,
           comment: 0.003 + 0.006 * tierF,
           report: 0.0005 + 0.002 * e,
           mute: 0.0005 + 0.002 * e,

@@ -13,9 +13,10 @@ export const ACTIONS = ['refresh', 'like', 'dislike', 'repost', 'quote', 'commen
 export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(typeof ACTIONS)[number], number>;
 
 /**
- * The activity clock: an agent with hourly activity rate q = activity x profile[chronotype][hour] x
- * archetype factor is online in a step of h hours with probability 1 - (1 - q)^h (at least one
- * session at the same hourly rate), so 1-hour and 3-minute steps agree on activity per day.
+ * The activity clock: an agent with hourly session rate q = activity x profile[chronotype][hour] x
+ * archetype factor has a Poisson(q x h) number of sessions in a step of h hours (inverse CDF of one
+ * draw, at most 255), and is online when it has at least one, so 1-hour and 15-minute steps agree
+ * on sessions per day. `out` holds the count: the act kernel reads it.
  */
 const activate = kernel(
   { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32', suspended: 'u8' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
@@ -23,17 +24,34 @@ const activate = kernel(
   const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, stepHours, key, out: Out } = a;
   let c = 0;
   for (let i = start; i < end; i++) {
-    let q = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity];
-    if (q > 0.999) q = 0.999;
-    const p = 1 - Math.pow(1 - q, stepHours);
+    const lambda = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity] * stepHours;
     // Suspended accounts draw too, so everyone else's draws are the same with or without a suspension.
-    const on = uniform(key, i) < p && Sus[i] === 0 ? 1 : 0;
-    Out[i] = on;
-    c += on;
+    const n = Sus[i] === 0 ? poissonCount(lambda, uniform(key, i)) : 0;
+    Out[i] = n;
+    if (n > 0) c++;
   }
   return [c];
   },
 );
+
+/** The Poisson(lambda) count whose CDF first exceeds u (at most 255). */
+function poissonCount(lambda: number, u: number): number {
+  if (!(lambda > 0)) return 0;
+  let p = Math.exp(-lambda);
+  let cdf = p;
+  let n = 0;
+  while (u >= cdf && n < 255) {
+    n++;
+    p *= lambda / n;
+    cdf += p;
+  }
+  return n;
+}
+
+/** The probability that an event of per-session probability p happens in at least one of n sessions. */
+function inSessions(p: number, n: number): number {
+  return n === 1 || p <= 0 ? p : p >= 1 ? 1 : 1 - Math.pow(1 - p, n);
+}
 
 /** What every per-active-user kernel reads: who is online and what each was shown (state.ts `feedArgs`). */
 export const FEED_READS = {
@@ -66,13 +84,20 @@ const ACT = {
     followers: 'i32',
     offsets: 'offsets',
     targets: 'i32',
+    /** Sessions this step per user (the activate kernel's output) and activity levels. */
+    sessions: 'u8',
+    activity: 'f32',
+    postStep: 'i32',
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
-  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
+  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'stepHours', 'attentionScale', 'attentionExponent', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
+
+/** Original posts one user makes in one step at most (the event buffer's room for them). */
+export const MAX_POSTS_PER_STEP = 8;
 
 /** Writes one event into the user's slot of the event buffer; returns the slot's new count. */
 function emit(a: ActArgs, slot: number, count: number, action: number, target: number): number {
@@ -93,10 +118,16 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * social proof from visible counters, whether the author is followed, the displayed score (herding
  * and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x novelty)), and
  * flags (a fact-check label or many reports scale likes, reshares and reports by platform.labels;
- * state.ts gives the sources of these parameters). Per session it may post and may
- * follow the best who-to-follow candidate (preferential attachment: most followers among two
- * friends-of-friends and the out-of-network authors in its feed). Actions go to the user's slot of
- * the event buffer, applied later in user order.
+ * state.ts gives the sources of these parameters), all scaled by the attention an item still draws
+ * at its age t (hours, from the middle of the step it was posted in): exp(-attentionScale x
+ * t^attentionExponent) (platform.attention). A user reads one feed per step; with n sessions
+ * in the step each item's probabilities are per session, so an action happens with probability
+ * 1 - (1 - p)^n. It makes Poisson(n x min(1, post x (activity / activityRef)^postExponent)) original
+ * posts (at most MAX_POSTS_PER_STEP): per session more active users post more (state.ts gives the
+ * calibration), and with probability 1 - (1 - follow)^n it follows the best who-to-follow candidate
+ * (preferential attachment: most followers among two friends-of-friends and the out-of-network
+ * authors in its feed). Actions go to the user's slot of the event buffer, applied later in user
+ * order.
  */
 const act = kernel(ACT, (a, start, end): number[] => {
   const F = a.feedSize;
@@ -107,6 +138,7 @@ const act = kernel(ACT, (a, start, end): number[] => {
     const u = a.active[k];
     const pb = a.archetype[u] * NPARAMS;
     const x = a.opinion[u];
+    const n = a.sessions[u];
     const eb = k * a.maxEvents;
     let ne = 0;
     const len = a.feedLen[k];
@@ -136,24 +168,28 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const down = g < 0 ? 1 - a.herding * g : 1;
       const nov = a.novelty[r] === 0 ? 1 : Math.exp(a.noveltyWeight * a.novelty[r]);
       const dis = (1 - agree) * (1 - agree) * 4;
+      const age = (a.step - a.postStep[r] - 0.5) * a.stepHours;
+      const att = a.attentionScale === 0 ? 1 : Math.exp(-a.attentionScale * Math.pow(age > 0 ? age : 0, a.attentionExponent));
       const u0 = draw;
       draw += 8;
-      if (uniform(a.key, u, u0) < clamp01(B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up)) ne = emit(a, eb, ne, 1, id);
-      else if (uniform(a.key, u, u0 + 1) < clamp01(B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down)) ne = emit(a, eb, ne, 2, id);
-      if (uniform(a.key, u, u0 + 2) < clamp01(B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov)) ne = emit(a, eb, ne, 3, id);
-      if (uniform(a.key, u, u0 + 3) < clamp01(B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov)) ne = emit(a, eb, ne, 4, id);
-      if (uniform(a.key, u, u0 + 4) < clamp01(B[pb + P.comment] * (0.5 + m) * (1 + sp))) ne = emit(a, eb, ne, 5, id);
-      if (uniform(a.key, u, u0 + 5) < clamp01(B[pb + P.report] * dis * (flagged ? a.labelReport : 1))) ne = emit(a, eb, ne, 6, id);
-      if (uniform(a.key, u, u0 + 6) < clamp01(B[pb + P.mute] * dis)) ne = emit(a, eb, ne, 7, au);
-      if (followed && uniform(a.key, u, u0 + 7) < clamp01(B[pb + P.unfollow] * dis)) ne = emit(a, eb, ne, 8, au);
+      if (uniform(a.key, u, u0) < inSessions(clamp01(att * B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up), n)) ne = emit(a, eb, ne, 1, id);
+      else if (uniform(a.key, u, u0 + 1) < inSessions(clamp01(att * B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down), n)) ne = emit(a, eb, ne, 2, id);
+      if (uniform(a.key, u, u0 + 2) < inSessions(clamp01(att * B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov), n)) ne = emit(a, eb, ne, 3, id);
+      if (uniform(a.key, u, u0 + 3) < inSessions(clamp01(att * B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov), n)) ne = emit(a, eb, ne, 4, id);
+      if (uniform(a.key, u, u0 + 4) < inSessions(clamp01(att * B[pb + P.comment] * (0.5 + m) * (1 + sp)), n)) ne = emit(a, eb, ne, 5, id);
+      if (uniform(a.key, u, u0 + 5) < inSessions(clamp01(att * B[pb + P.report] * dis * (flagged ? a.labelReport : 1)), n)) ne = emit(a, eb, ne, 6, id);
+      if (uniform(a.key, u, u0 + 6) < inSessions(clamp01(att * B[pb + P.mute] * dis), n)) ne = emit(a, eb, ne, 7, au);
+      if (followed && uniform(a.key, u, u0 + 7) < inSessions(clamp01(att * B[pb + P.unfollow] * dis), n)) ne = emit(a, eb, ne, 8, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).
       if (!followed && au !== u && a.followers[au] > bestFollowers) {
         bestFollow = au;
         bestFollowers = a.followers[au];
       }
     }
-    if (uniform(a.key, u, draw++) < B[pb + P.post]) ne = emit(a, eb, ne, 10, -1);
-    if (uniform(a.key, u, draw++) < B[pb + P.follow]) {
+    const perSession = B[pb + P.post] * Math.pow(a.activity[u] / a.activityRef, a.postExponent);
+    const posts = poissonCount(n * (perSession < 1 ? perSession : 1), uniform(a.key, u, draw++));
+    for (let j = 0; j < posts && j < MAX_POSTS_PER_STEP; j++) ne = emit(a, eb, ne, 10, -1);
+    if (uniform(a.key, u, draw++) < inSessions(B[pb + P.follow], n)) {
       // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
       for (let t = 0; t < 2 && deg > 0; t++) {
         const v = a.targets[lo + Math.floor(uniform(a.key, u, draw++) * deg)];

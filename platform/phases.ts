@@ -18,7 +18,7 @@ import { ACTIONS, A, kernels as K } from './kernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
-function normalisedProfiles(): Float32Array {
+export function normalisedProfiles(): Float32Array {
   const out = sharedArray('f32', HOURLY_PROFILES.length * 24);
   HOURLY_PROFILES.forEach((p, c) => {
     const mean = p.reduce((x, y) => x + y, 0) / 24;
@@ -81,6 +81,15 @@ export function actPhase(s: SocialState): Phase {
           followers: s.followers,
           offsets: G.offsets,
           targets: G.targets,
+          sessions: s.activeMask,
+          activity: world.agents.columns.activity,
+          activityRef: s.activityRef,
+          postExponent: s.cfg.postExponent,
+          postStep: p.step,
+          step: ctx.step,
+          stepHours: world.stepSeconds / 3600,
+          attentionScale: s.cfg.attention.scale,
+          attentionExponent: s.cfg.attention.exponent,
           evAction: s.evAction,
           evTarget: s.evTarget,
           evCount: s.evCount,

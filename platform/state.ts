@@ -12,6 +12,7 @@ import { PostTable } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import type { BehaviourOverride } from './intervene.ts';
+import { MAX_POSTS_PER_STEP } from './kernels.ts';
 
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
 
@@ -48,6 +49,26 @@ export const socialConfig = z
     backfireDistance: z.number().min(0).max(2).default(1),
     /** Follows and unfollows take effect when the CSR is rebuilt, every this many steps. */
     rebuildEvery: z.number().int().min(1).default(24),
+    /**
+     * Original posts per session are min(1, post x (activity / median activity)^postExponent):
+     * more active users post more per session, not only in more sessions. 1 with the population's
+     * default activity levels matches Pew's 2019 Twitter figures (population/synthesize.ts): with
+     * 0, the most active 10% write ~60% of posts instead of 80%.
+     */
+    postExponent: z.number().min(0).max(4).default(1),
+    /**
+     * Attention to an item decays with its age t in hours: every per-item action probability is
+     * x exp(-scale x t^exponent). Defaults: Wu and Huberman ("Novelty and collective attention",
+     * PNAS 2007, 104:17599) fit the decay of attention to Digg stories with this stretched
+     * exponential, scale 0.4 and exponent 0.4 (time in hours; half-life about 69 minutes). scale 0
+     * turns it off.
+     */
+    attention: z
+      .strictObject({
+        scale: z.number().min(0).default(0.4),
+        exponent: z.number().positive().max(2).default(0.4),
+      })
+      .default({ scale: 0.4, exponent: 0.4 }),
     /** Multipliers on the heuristic behaviour parameters, e.g. {"post": 2}. */
     behaviour: z.partialRecord(z.enum(BEHAVIOUR_PARAMS), z.number().nonnegative()).default({}),
     /** Hour of the day (0-23) at which the run's clock starts. */
@@ -129,6 +150,8 @@ export interface SocialState {
   evTarget: Int32Array;
   evCount: Uint16Array;
   maxEvents: number;
+  /** The median activity level: the reference of postExponent. */
+  activityRef: number;
   /** Reshare cascades (reposts and quotes) and conversations (comments), newPost.ts. */
   cascades: CascadeTracker;
   conversations: CascadeTracker;
@@ -176,7 +199,9 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
   const followers = sharedArray('i32', n);
   const F = world.graph.followers.offsets;
   for (let v = 0; v < n; v++) followers[v] = F[v + 1] - F[v];
-  const maxEvents = cfg.feedSize * 8 + 2;
+  // Per feed item at most 8 events (like or dislike, repost, quote, comment, report, mute,
+  // unfollow), then the posts and one follow.
+  const maxEvents = cfg.feedSize * 8 + MAX_POSTS_PER_STEP + 1;
   return {
     // A copy: interventions change it during the run, and the manifest records the parameters given.
     cfg: structuredClone(cfg),
@@ -201,6 +226,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     evTarget: sharedArray('i32', 0),
     evCount: sharedArray('u16', 0),
     maxEvents,
+    activityRef: medianActivity(world.agents.columns.activity as Float32Array),
     cascades: new CascadeTracker(),
     conversations: new CascadeTracker(),
     minStep: 0,
@@ -209,6 +235,21 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     stories: new StoryTracker(),
     behaviourOverrides: [],
   };
+}
+
+/**
+ * The median of the activity column, from an evenly strided sample of at most 100,001 rows (exact
+ * below that): cheap at 10M agents, and a pure function of the column.
+ */
+export function medianActivity(activity: Float32Array): number {
+  const n = activity.length;
+  if (n === 0) return 1;
+  const m = Math.min(n, 100_001);
+  const sample = new Float32Array(m);
+  for (let i = 0; i < m; i++) sample[i] = activity[Math.floor((i * n) / m)];
+  sample.sort();
+  const med = sample[m >> 1];
+  return med > 0 ? med : 1;
 }
 
 /** Grows the per-active-user buffers (feeds, events) to hold `active` users. */

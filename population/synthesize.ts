@@ -37,9 +37,21 @@ export const populationConfig = z
     /** Interest dimension D and number of topic prototypes T. */
     interestDim: z.number().int().min(2).max(256).default(16),
     topics: z.number().int().min(1).max(255).default(64),
-    /** Pareto shape of the activity level (smaller = heavier tail); mean activity is `activityMean`. */
-    activityShape: z.number().gt(1).default(2),
-    activityMean: z.number().gt(0).max(1).default(0.1),
+    /**
+     * The activity level is a user's mean sessions per hour (before the chronotype's hour-of-day
+     * profile): Pareto with shape `activityShape` (smaller = heavier tail), capped at
+     * `activityCap`, with the scale set so the capped mean is `activityMean`. Defaults calibrated
+     * with the post rates (platform/behaviour.ts) to Pew Research Center's survey of US adult
+     * Twitter users (Wojcik and Hughes, "Sizing Up Twitter Users", April 2019): the median user
+     * tweets twice a month, the most active 10% write 80% of tweets (their median 138 a month),
+     * and 47% of the other 90% use the platform daily. The defaults give (computed from the
+     * configuration, `tests/population/pewCalibration.test.ts`) ~2.9 posts a month for the median
+     * user, ~84% from the top 10% (their median ~131) and ~50% of the others online daily. At most
+     * 4 sessions an hour: one every 15 minutes.
+     */
+    activityShape: z.number().gt(1).default(1.2),
+    activityMean: z.number().gt(0).default(0.065),
+    activityCap: z.number().gt(0).max(60).default(4),
   })
   .superRefine((c, ctx) => {
     for (const key of ['ageBand', 'gender', 'region', 'leaning'] as const) {
@@ -58,6 +70,9 @@ export const populationConfig = z
         path: ['ageBand', 'labels'],
         message: `age bands x leanings x ${ACTIVITY_TIERS.length} activity tiers gives ${archetypes} archetypes; at most 65536 fit`,
       });
+    }
+    if (c.activityMean >= c.activityCap) {
+      ctx.addIssue({ code: 'custom', path: ['activityMean'], message: `must be below activityCap (${c.activityCap}): a capped level cannot average more than its cap` });
     }
     if (c.leaningCentres && c.leaningCentres.length !== c.leaning.labels.length) {
       ctx.addIssue({ code: 'custom', path: ['leaningCentres'], message: `needs one centre per leaning label (${c.leaning.labels.length})` });
@@ -112,13 +127,14 @@ export interface Population {
 }
 
 /**
- * The scale xm of a Pareto(shape a > 1) whose values capped at 1 have mean `mean` in (0, 1]:
- * E[min(X, 1)] = (a*xm - xm^a) / (a - 1) for xm <= 1, increasing from 0 to 1, solved by bisection.
+ * The scale xm of a Pareto(shape a > 1) whose values capped at `cap` have mean `mean` in (0, cap):
+ * E[min(X, cap)] = (a*xm - xm^a * cap^(1-a)) / (a - 1) for xm <= cap, increasing from 0 to cap,
+ * solved by bisection.
  */
-export function paretoScaleForCappedMean(mean: number, a: number): number {
-  const f = (xm: number) => (a * xm - xm ** a) / (a - 1);
+export function paretoScaleForCappedMean(mean: number, a: number, cap = 1): number {
+  const f = (xm: number) => (a * xm - xm ** a * cap ** (1 - a)) / (a - 1);
   let lo = 0;
-  let hi = 1;
+  let hi = cap;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
     if (f(mid) < mean) lo = mid;
@@ -196,11 +212,12 @@ export function synthesizePopulation(agents: number, seed: number, input: Popula
     Opinion[i] = o < -1 ? -1 : o > 1 ? 1 : o;
   }
 
-  // Activity: Pareto(shape a, scale xm) capped at 1, with xm chosen so the capped mean is
-  // activityMean (the uncapped mean a*xm/(a-1) overshoots by xm^a/(a-1): 2.5% at the defaults,
-  // more than half for shapes near 1).
+  // Activity: Pareto(shape a, scale xm) capped at activityCap, with xm chosen so the capped mean
+  // is activityMean (the uncapped mean a*xm/(a-1) would be 37% higher at the defaults, more for
+  // shapes nearer 1).
   const a = config.activityShape;
-  const xm = paretoScaleForCappedMean(config.activityMean, a);
+  const cap = config.activityCap;
+  const xm = paretoScaleForCappedMean(config.activityMean, a, cap);
   const Activity = c.activity as Float32Array;
   const Tier = c.activity_tier as Uint8Array;
   const kAct = key('activity');
@@ -208,7 +225,7 @@ export function synthesizePopulation(agents: number, seed: number, input: Popula
   const tierHigh = xm * 5 ** (1 / a); // top 20%
   for (let i = 0; i < agents; i++) {
     const v = xm / Math.pow(1 - uniform(kAct, i), 1 / a);
-    const act = v > 1 ? 1 : v;
+    const act = v > cap ? cap : v;
     Activity[i] = act;
     Tier[i] = act < tierLow ? 0 : act < tierHigh ? 1 : 2;
   }

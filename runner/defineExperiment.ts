@@ -49,6 +49,8 @@ const experimentSchema = z.strictObject({
       agents: z.number().int().min(1).optional(),
       hours: z.number().positive().optional(),
       steps: z.number().int().min(0).optional(),
+      /** Simulated seconds per step (default: the scenario's). */
+      stepSeconds: z.number().positive().optional(),
     })
     .refine((d) => d.hours === undefined || d.steps === undefined, 'give hours or steps, not both')
     .optional(),
@@ -69,13 +71,13 @@ export interface Experiment {
   referenceGroup?: string;
   seeds: number;
   grid: Record<string, Array<number | string | boolean>>;
-  defaults: { agents?: number; hours?: number; steps?: number };
+  defaults: { agents?: number; hours?: number; steps?: number; stepSeconds?: number };
   outcomes: Record<string, Outcome>;
 }
 
 const KEYS: Record<string, readonly string[]> = {
   '': Object.keys(experimentSchema.shape),
-  defaults: ['agents', 'hours', 'steps'],
+  defaults: ['agents', 'hours', 'steps', 'stepSeconds'],
 };
 
 /** One line for the first problem of an experiment definition. */

@@ -66,6 +66,7 @@ export interface ExperimentFlags {
   agents?: number;
   hours?: number;
   steps?: number;
+  stepSeconds?: number;
   shard?: string;
   force?: boolean;
   quiet?: boolean;
@@ -90,7 +91,7 @@ export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, 
   const llm = llmOptions.safeParse(llmRunOptions(opts as Parameters<typeof llmRunOptions>[0]));
   if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
   await setupLlm(llm.data);
-  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, llm: llmFlags });
+  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, stepSeconds: opts.stepSeconds, llm: llmFlags });
   const label = opts.out ?? path.join('runs', e.name);
   const dir = path.resolve(label);
   prepareExperimentDir(plan, { dir, label, force: !!opts.force });
@@ -131,6 +132,7 @@ export function registerExperimentCommands(program: Command): void {
     .option('--agents <n>', 'agents per run (default: the experiment\'s, else the scenario\'s)', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--hours <h>', 'simulated hours per run (not with --steps)', numFlag('--hours', 0))
     .option('--steps <n>', 'steps per run (not with --hours)', intFlag('--steps', 0))
+    .option('--step-seconds <s>', 'simulated seconds per step (default: the experiment\'s, else the scenario\'s)', numFlag('--step-seconds', 0))
     .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
     .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
     .option('--quiet', 'no progress bar');

@@ -77,6 +77,7 @@ export interface PlanOptions {
   agents?: number;
   hours?: number;
   steps?: number;
+  stepSeconds?: number;
   llm?: string[];
 }
 
@@ -139,7 +140,7 @@ export async function planExperiment(experiment: Experiment, file: string, fileA
     return r.data as Record<string, unknown>;
   };
   check(e.params, 'params');
-  const stepSeconds = scenario.defaults.stepSeconds ?? 3600;
+  const stepSeconds = o.stepSeconds ?? e.defaults.stepSeconds ?? scenario.defaults.stepSeconds ?? 3600;
   const options: RunCommonOptions = {
     agents: o.agents ?? e.defaults.agents ?? scenario.defaults.agents,
     steps: stepsFor(o, e, scenario, stepSeconds),

@@ -84,7 +84,8 @@ export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, p
 }
 
 function sameRun(m: Partial<Manifest>, run: PlannedRun, plan: Plan): boolean {
-  return m.seed === run.seed && m.steps_requested === plan.json.options.steps && m.agents === plan.json.options.agents && canonical(m.parameters) === canonical(run.params);
+  const o = plan.json.options;
+  return m.seed === run.seed && m.steps_requested === o.steps && m.agents === o.agents && m.step_seconds === o.step_seconds && canonical(m.parameters) === canonical(run.params);
 }
 
 /**
@@ -148,7 +149,7 @@ function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Actio
   const opt = plan.json.options;
   return [
     BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), '--quiet',
-    '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--snapshot-every', String(opt.snapshot_every),
+    '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--step-seconds', String(opt.step_seconds), '--snapshot-every', String(opt.snapshot_every),
     ...(cache ? cache.argsFor(run.id) : (opt.llm ?? [])),
   ];
 }

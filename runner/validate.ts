@@ -162,10 +162,12 @@ const ARM_TITLES: Record<string, string> = {
 export function validationTable(json: ExperimentJson, effects: EffectRow[]): string {
   const arms = json.arms;
   const by = new Map(effects.map((r) => [`${r.arm}/${r.outcome}`, r]));
-  const o = json.options as { agents?: number; steps?: number };
+  const o = json.options as { agents?: number; steps?: number; step_seconds?: number };
+  const stepSeconds = o.step_seconds ?? 3600;
+  const hours = ((o.steps ?? 0) * stepSeconds) / 3600;
   const roots = arms.map((a) => `${fmt('roots', by.get(`${a}/roots`)?.mean ?? NaN)} (${a})`).join(', ');
   const lines = [
-    `socsim validate: ${json.scenario} without the seeded story, ${o.agents} agents, ${o.steps} hours, seeds ${json.seeds.join(', ')}; roots: original posts of the first half of each run (mean per run: ${roots})`,
+    `socsim validate: ${json.scenario} without the seeded story, ${o.agents} agents, ${hours} hours in ${o.steps} steps of ${stepSeconds / 60} minutes, seeds ${json.seeds.join(', ')}; roots: original posts of the first half of each run (mean per run: ${roots})`,
     '',
     `| pattern | ${arms.map((a) => `${ARM_TITLES[a] ?? a}: mean [95% CI] | within 2x`).join(' | ')} | published | source |`,
     `|---|${arms.map(() => '---|---|').join('')}---|---|`,
@@ -201,6 +203,7 @@ export function registerValidateCommand(program: Command): void {
     .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
     .option('--agents <n>', 'agents per run (default 100000)', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--hours <h>', 'simulated hours per run (default 48); roots are the posts of the first half', numFlag('--hours', 0))
+    .option('--step-seconds <s>', 'simulated seconds per step (default 900: delays are counted in steps)', numFlag('--step-seconds', 0))
     .option('--force', 'run every run again (a re-run otherwise reuses completed runs)')
     .option('--quiet', 'no progress bar')
     .action(async (opts) => {

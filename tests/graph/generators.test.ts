@@ -235,7 +235,9 @@ describe('homophilousPreferential', () => {
       const plain = graph(s, 0.5, { reciprocity: 0 });
       expect(Math.abs(plain.src.length / n - m), 'plain').toBeLessThan(slack);
       const weighted = graph(s, 0.5, { reciprocity: 0, weight: pops[s - 1].agents.columns.activity as Float32Array });
-      expect(Math.abs(weighted.src.length / n - m), 'weighted').toBeLessThan(slack);
+      // Heavy users among the first 20 m can follow only the t users before them: with the default
+      // heavy-tailed activity a few hundred edges of m * n go missing (0.3% at this size).
+      expect(Math.abs(weighted.src.length / n - m), 'weighted').toBeLessThan(slack + 0.005 * m);
       // Follow-backs: Binomial(m * n, r) extra edges.
       const r = 0.2;
       const recip = graph(s, 0.5, { reciprocity: r });

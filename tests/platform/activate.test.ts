@@ -31,14 +31,19 @@ describe('activity clock', () => {
         active = metrics.get('active_users')!;
         let mean = 0;
         let variance = 0;
+        let sessionsMean = 0;
         for (let i = 0; i < n; i++) {
-          const q = Math.min(0.999, act[i] * (HOURLY_PROFILES[chr[i]][hour] / means[chr[i]]));
-          const p = 1 - (1 - q) ** (stepSeconds / 3600);
+          const lambda = act[i] * (HOURLY_PROFILES[chr[i]][hour] / means[chr[i]]) * (stepSeconds / 3600);
+          const p = 1 - Math.exp(-lambda);
           mean += p;
           variance += p * (1 - p);
+          sessionsMean += lambda;
         }
         expect(Math.abs(active - mean), `step ${stepSeconds} s, hour ${hour}: ${active} vs ${mean.toFixed(1)}`).toBeLessThan(4 * Math.sqrt(variance));
         expect(s.active.length).toBe(active);
+        // Sessions are Poisson(lambda) per user: their total has mean and variance sum(lambda).
+        const sessions = s.activeMask.reduce((a, b) => a + b, 0);
+        expect(Math.abs(sessions - sessionsMean), `sessions ${sessions} vs ${sessionsMean.toFixed(1)}`).toBeLessThan(4 * Math.sqrt(sessionsMean));
       }
     }
   });

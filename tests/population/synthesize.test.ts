@@ -199,7 +199,7 @@ describe('synthesizePopulation interests and topics', () => {
 describe('synthesizePopulation activity', () => {
   const heavy = synthesizePopulation(N, 3, { activityShape: 1.3, activityMean: 0.2 });
   for (const [label, p] of [
-    ['defaults (shape 2, mean 0.1)', pop],
+    ['defaults (shape 1.2, mean 0.065, cap 4)', pop],
     ['heavy tail (shape 1.3, mean 0.2)', heavy],
   ] as const) {
     it(`mean is activityMean within 4 standard errors; tiers split at the median and top 20% (${label})`, () => {
@@ -218,7 +218,7 @@ describe('synthesizePopulation activity', () => {
       const mean = s / N;
       const se = Math.sqrt((s2 / N - mean * mean) / (N - 1));
       expect(min).toBeGreaterThan(0);
-      expect(max).toBeLessThanOrEqual(1);
+      expect(max).toBeLessThanOrEqual(p.config.activityCap);
       expect(Math.abs(mean - p.config.activityMean), `mean ${mean}, se ${se}`).toBeLessThan(4 * se);
       // Tier 0 below the Pareto median (share 1/2), tier 2 in the top 20%; tiers are ordered.
       const c = counts(Tier, ACTIVITY_TIERS.length);
@@ -270,7 +270,8 @@ describe('synthesizePopulation config validation', () => {
     expect(issuePaths(() => synthesizePopulation(10, 1, { region: { labels: ['a', 'b'], weights: [0, 0] } }))).toContain('region.weights');
     expect(issuePaths(() => synthesizePopulation(10, 1, { leaningCentres: [0, 1] }))).toContain('leaningCentres');
     expect(issuePaths(() => synthesizePopulation(10, 1, { activityShape: 1 }))).toContain('activityShape');
-    expect(issuePaths(() => synthesizePopulation(10, 1, { activityMean: 1.5 }))).toContain('activityMean');
+    expect(issuePaths(() => synthesizePopulation(10, 1, { activityMean: 4 }))).toContain('activityMean');
+    expect(issuePaths(() => synthesizePopulation(10, 1, { activityMean: 2, activityCap: 1 }))).toContain('activityMean');
     expect(issuePaths(() => synthesizePopulation(10, 1, { ageBand: { labels: ['a'], weights: [-1] } }))).toContain('ageBand.weights.0');
     // The archetype id is a u16: 255 age bands x 255 leanings x 3 tiers would overflow it.
     const many = (k: number) => ({ labels: Array.from({ length: k }, (_, i) => `l${i}`), weights: new Array<number>(k).fill(1) });

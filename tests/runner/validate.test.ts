@@ -18,7 +18,7 @@ describe('socsim validate', () => {
     expect(r.code, r.stderr).toBe(0);
     const table = fs.readFileSync(path.join(out, 'validate.md'), 'utf8');
     expect(r.stdout).toContain(table);
-    expect(table).toContain('4000 agents, 12 hours, seeds 1, 2');
+    expect(table).toContain('4000 agents, 12 hours in 48 steps of 15 minutes, seeds 1, 2');
     for (const f of PUBLISHED) expect(table).toContain(`| ${f.pattern} |`);
     // One column pair per arm, and one count per arm.
     expect(table).toContain('| default platform: mean [95% CI] | within 2x | chronological timeline of followed accounts: mean [95% CI] | within 2x |');

@@ -124,7 +124,7 @@ describe('kernel parity: inline and worker pool', () => {
     process.env.SOCSIM_LLM_API_KEY = 'parity-test';
     const { scenario } = await loadScenario('social-feed');
     await runScenario(scenario, {
-      agents: 40_000,
+      agents: AGENTS,
       steps: 1,
       seed: 6,
       out: path.join(tmp, 'social-llm'),
