@@ -14,7 +14,8 @@
  * Two arms: `default`, the platform as it ships (x-interest ranking, half of each feed from outside
  * the accounts a user follows), and `timeline`, the platform the published figures were measured
  * on: Twitter's reverse-chronological timeline of followed accounts (until 2016), here the
- * chronological ranker with every feed slot in-network and no out-of-network source.
+ * chronological ranker over every followee's newest posts, with every feed slot in-network and no
+ * out-of-network source.
  */
 import { custom, defineExperiment, type RunView } from '../runner/defineExperiment.ts';
 import { diffusionPatterns, readPostColumns, type DiffusionPatterns } from '../runner/diffusionPatterns.ts';
@@ -41,7 +42,7 @@ export default defineExperiment({
   params: { story: { count: 0 } },
   arms: {
     default: {},
-    timeline: { platform: { ranker: 'chronological', inNetwork: 10, perCluster: 0, trending: 0 } },
+    timeline: { platform: { ranker: 'chronological', inNetwork: 10, maxScan: 0, perCluster: 0, trending: 0 } },
   },
   seeds: 5,
   // 15-minute steps: delays are counted in steps, and the first hour needs more than one.
@@ -61,7 +62,7 @@ export default defineExperiment({
     virality_100: pattern('viralityLarge', 'mean structural virality of trees with >= 100 nodes'),
     trees_100: pattern('largeTrees', 'trees with >= 100 nodes'),
     virality_per_decade: pattern('viralityPerDecade', 'structural virality gained per tenfold tree size (least squares, trees >= 10 nodes)'),
-    within_1h: pattern('within1h', 'share of reshares within 1 hour of the root'),
-    within_24h: pattern('within24h', 'share of reshares within 24 hours of the root'),
+    within_1h: pattern('within1h', 'of the reshares within 24 hours of the root, the share within 1 hour'),
+    within_6h: pattern('within6h', 'of the reshares within 24 hours of the root, the share within 6 hours'),
   },
 });

@@ -30,10 +30,11 @@ export const socialConfig = z
     windowHours: z.number().positive().default(48),
     /**
      * In-network candidates: newest posts per followee, and followees scanned per session (a
-     * window that rotates every step, like a platform sampling its in-network source).
+     * window that rotates every step, like a platform sampling its in-network source; 0 scans
+     * every followee, as a timeline of followed accounts does).
      */
     perAuthor: z.number().int().min(1).max(16).default(2),
-    maxScan: z.number().int().min(1).default(32),
+    maxScan: z.number().int().min(0).default(32),
     /**
      * Out-of-network: clusters probed per user, posts kept per cluster, trending list length.
      * perCluster 0 and trending 0 leave no out-of-network candidates: a timeline of followed

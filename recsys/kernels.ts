@@ -143,8 +143,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const deg = a.offsets[u + 1] - lo;
     const seenBase = u * a.seenSize;
     let nIn = 0;
-    // In-network: scan at most maxScan followees, starting at a per-user rotation.
-    const scan = deg < a.maxScan ? deg : a.maxScan;
+    // In-network: scan at most maxScan followees (0: all), starting at a per-user rotation.
+    const scan = a.maxScan === 0 || deg < a.maxScan ? deg : a.maxScan;
     const rot = deg > scan ? hash(a.key, u, 1) % deg : 0;
     if (a.inNetwork > 0) {
       for (let j = 0; j < scan; j++) {

@@ -51,10 +51,21 @@ export interface DiffusionPatterns {
    */
   viralityPerDecade: number;
   viralityTrees: number;
-  /** Estimated share of reshares made within 1 hour and within 24 hours of the root. */
+  /**
+   * Of the reshares made within DELAY_HORIZON_HOURS (24) of their root, the estimated share made
+   * within 1 hour and within 6 hours. Every root is followed at least that long, so all roots are
+   * measured over the same horizon (NaN when followHours is shorter).
+   */
   within1h: number;
-  within24h: number;
+  within6h: number;
 }
+
+/**
+ * Delays are compared over one horizon for every root: a run follows its roots for 24-48 hours, so
+ * shares of all reshares ever made (the published form, e.g. Kwak et al.'s "75% under a day") cannot
+ * be measured; shares of those made within a day can.
+ */
+export const DELAY_HORIZON_HOURS = 24;
 
 export interface PatternOptions {
   /** Hours per step (the run's step_seconds / 3600). */
@@ -150,7 +161,8 @@ export function diffusionPatterns(p: PostColumns, o: PatternOptions): DiffusionP
   let reshares = 0;
   let direct = 0;
   let in1h = 0;
-  let in24h = 0;
+  let in6h = 0;
+  let inHorizon = 0;
   for (let i = n - 1; i >= 0; i--) {
     const r = root[i];
     if (r < 0) continue;
@@ -164,7 +176,8 @@ export function diffusionPatterns(p: PostColumns, o: PatternOptions): DiffusionP
     if (depth[i] > maxDepth[r]) maxDepth[r] = depth[i];
     const d = p.step[i] - p.step[r];
     in1h += delayCdf(d, o.stepHours, 1);
-    in24h += delayCdf(d, o.stepHours, 24);
+    in6h += delayCdf(d, o.stepHours, 6);
+    inHorizon += delayCdf(d, o.stepHours, DELAY_HORIZON_HOURS);
   }
   // Per tree: nodes (sub[root]) and the sum over its edges of s (n - s) for structural virality.
   const edgeSum = new Float64Array(n);
@@ -224,8 +237,8 @@ export function diffusionPatterns(p: PostColumns, o: PatternOptions): DiffusionP
     largeTrees: large,
     viralityPerDecade: slope(logSize, sv),
     viralityTrees: sv.length,
-    within1h: share(in1h, reshares),
-    within24h: share(in24h, reshares),
+    within1h: o.followHours >= DELAY_HORIZON_HOURS ? share(in1h, inHorizon) : NaN,
+    within6h: o.followHours >= DELAY_HORIZON_HOURS ? share(in6h, inHorizon) : NaN,
   };
 }
 

@@ -133,6 +133,40 @@ describe('recommend kernel', () => {
   });
 });
 
+describe('in-network candidates', () => {
+  it('maxScan bounds the followees scanned per step; 0 scans every followee', async () => {
+    // User 0 follows users 1..7, each with one post; a chronological feed with room for all.
+    const n = 8;
+    const pop = synthesizePopulation(n, 1);
+    const src = sharedArray('i32', 7).fill(0);
+    const dst = sharedArray('i32', 7);
+    for (let i = 0; i < 7; i++) dst[i] = i + 1;
+    const graph = await buildGraph(exec, n, src, dst, true);
+    const world: World = { agents: pop.agents, graph, exec, seed: 1, stepSeconds: 3600 };
+    const behaviour = heuristicBehaviour({ ageBands: 6, leaningCentres: CENTRES, tiers: 3 });
+    const feedOf = async (maxScan: number) => {
+      const cfg = { ranker: 'chronological', feedSize: 8, inNetwork: 8, perCluster: 0, trending: 0, maxScan };
+      const s = createSocialState(world, socialConfig.parse(cfg), behaviour, pop.prototypes, 64);
+      const topic = new Float32Array(16).fill(0.25);
+      for (let a = 1; a <= 7; a++) {
+        s.latest[a] = s.posts.add({ author: a, step: 0, kind: KIND.original, parent: -1, root: -1, rootAuthor: a, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, topic);
+      }
+      const rec = recommendPhase(s);
+      await rec.init!(world);
+      s.active = Int32Array.from([0]);
+      reserveActive(s, 1);
+      await rec.run(world, ctxAt(1));
+      return Array.from(s.feed.subarray(0, s.feedLen[0]));
+    };
+    expect((await feedOf(3)).length).toBe(3);
+    expect((await feedOf(7)).length).toBe(7);
+    const all = await feedOf(0);
+    expect(all.length).toBe(7);
+    // Newest first: every followee's post.
+    expect(all).toEqual([...all].sort((x, y) => y - x));
+  });
+});
+
 describe('social platform', () => {
   it('feeds: no duplicates, in/out mix respected, in-network items from followees, muted authors never shown', async () => {
     for (const seed of [1, 2]) {

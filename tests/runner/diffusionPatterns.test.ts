@@ -14,7 +14,7 @@ describe('diffusion patterns', () => {
     // id:      0  1  2  3  4  5  6  7   8
     const kind = [O, R, R, R, C, R, O, O, Q];
     const parent = [-1, 0, 0, 1, 0, 4, -1, -1, 3];
-    const step = [0, 1, 1, 2, 1, 2, 0, 30, 3];
+    const step = [0, 1, 1, 2, 1, 2, 0, 30, 30];
     const p = diffusionPatterns({ kind, parent, step }, { stepHours: 1, steps: 48, followHours: 24 });
     // Roots: 0 and 6 (7 is in the second half; the comment 4 and its repost 5 are not a reshare
     // cascade of an original). Cascade of 0: 1, 2 at depth 1, 3 at depth 2, 8 (a quote) at depth 3,
@@ -28,9 +28,14 @@ describe('diffusion patterns', () => {
     // One tree of >= 2 nodes is below the virality and tail thresholds (10 nodes).
     expect(p.viralityTrees).toBe(0);
     expect(p.viralityPerDecade).toBeNaN();
-    // Delays of 1, 1, 2, 3 steps of an hour: P(<= 1 h) = 1/2, 1/2, 0, 0.
-    expect(p.within1h).toBe(0.25);
-    expect(p.within24h).toBe(1);
+    // Delays of 1, 1, 2, 30 steps of an hour. The last is past the 24-hour horizon, so the shares
+    // are of 3 reshares: P(<= 1 h) = 1/2, 1/2, 0; P(<= 6 h) = 1, 1, 1.
+    expect(p.within1h).toBeCloseTo(1 / 3, 15);
+    expect(p.within6h).toBe(1);
+    // Roots followed for less than the horizon: no delay shares.
+    const short = diffusionPatterns({ kind, parent, step }, { stepHours: 1, steps: 40, followHours: 20 });
+    expect(short.within1h).toBeNaN();
+    expect(short.within6h).toBeNaN();
     const q = diffusionPatterns({ kind, parent, step }, { stepHours: 1, steps: 48, followHours: 24, viralityMin: 5 });
     expect(q.viralityTrees).toBe(1);
     expect(q.viralityMid).toBeNaN(); // 10-99 nodes

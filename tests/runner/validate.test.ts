@@ -33,14 +33,22 @@ describe('socsim validate', () => {
     expect(fs.readFileSync(path.join(out, 'validate.md'), 'utf8')).toBe(table);
   });
 
-  it('shares are scored on their rarer side, within a factor of two', () => {
+  it('a share passes when it and its complement are both within a factor of two', () => {
     const never = PUBLISHED.find((f) => f.outcome === 'never_reshared')!;
     // 93% never reshared is 7% reshared: 3.5% to 14% reshared pass.
     expect(passes(never, 0.6)).toBe(false);
+    // 7% never reshared is 93% reshared: its complement is far off.
+    expect(passes(never, 0.07)).toBe(false);
     expect(passes(never, 0.87)).toBe(true);
     expect(passes(never, 0.96)).toBe(true);
     expect(passes(never, 0.97)).toBe(false);
     expect(passes(never, NaN)).toBe(false);
+    // 67% within the first hour: 34% to 83.5% pass; 32% is as far from 50% as 67% but fails.
+    const hour = PUBLISHED.find((f) => f.outcome === 'within_1h')!;
+    expect(passes(hour, 0.34)).toBe(true);
+    expect(passes(hour, 0.32)).toBe(false);
+    expect(passes(hour, 0.83)).toBe(true);
+    expect(passes(hour, 0.84)).toBe(false);
     expect(passes(PUBLISHED.find((f) => f.outcome === 'tail_exponent')!, 2)).toBeUndefined();
   });
 });
