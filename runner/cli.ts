@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { addLlmOptions, intFlag, llmRunOptions, numFlag } from './flags.ts';
+import { addLlmOptions, backendOption, intFlag, llmRunOptions, numFlag } from './flags.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
@@ -173,13 +173,14 @@ export function buildProgram(): Command {
     .option('--steps <n>', 'number of steps (default: the scenario\'s)', intFlag('--steps', 0))
     .option('--seed <n>', 'random seed (non-negative integer)', intFlag('--seed', 0), 1)
     .option('--threads <n>', 'worker threads for kernels (1 = main thread only)', intFlag('--threads', 1, 256), 1)
+    .addOption(backendOption())
     .option('--graph <file>', 'load the follow graph from an edge list: CSV/TSV/whitespace text (# and % comments, .gz read directly) or Arrow IPC with source/target columns; ids are renumbered 0..n-1 (see --ids, --directed, --undirected)')
     .addOption(new Option('--ids <mode>', 'how --graph reads node ids: int (default: plain digits, any other field is an error, except that the first line that is not blank or a comment is skipped as a header when one of its two fields is not a number) or name (every field is a name; that first line is a header only when both fields are column words such as source,target)').choices(['int', 'name']))
     .option('--directed', 'read --graph as directed, "a b" = a follows b (default for opinion-cascade)')
     .option('--undirected', 'read --graph as undirected, each line a mutual tie (default for the classic-model scenarios)')
     .option('--out <dir>', 'run directory (default: runs/<scenario>); must be new, empty or an earlier run (see --force)')
     .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
-    .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (an --llm openai run needs the same server and key)')
+    .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --backend, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (an --llm openai run needs the same server and key)')
     .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
@@ -241,6 +242,7 @@ export function buildProgram(): Command {
         steps: opts.steps,
         seed: opts.seed,
         threads: opts.threads,
+        backend: opts.backend,
         graphFile: opts.graph ? path.resolve(opts.graph) : undefined,
         graphRead,
         out: opts.out,

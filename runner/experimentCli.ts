@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
+import { backendOption } from './flags.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { loadExperiment, type Experiment } from './defineExperiment.ts';
 import { planExperiment, readExperimentJson, samePlan, type ExperimentJson, type Plan, type PlannedRun } from './experimentPlan.ts';
@@ -63,6 +64,7 @@ export interface ExperimentFlags {
   seeds?: number;
   jobs?: number;
   threads?: number;
+  backend?: string;
   agents?: number;
   hours?: number;
   steps?: number;
@@ -96,7 +98,7 @@ export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, 
   const dir = path.resolve(label);
   prepareExperimentDir(plan, { dir, label, force: !!opts.force });
   if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
-  const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
+  const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, backend: opts.backend, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
   const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
   process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
   if (r.interrupted) {
@@ -129,6 +131,7 @@ export function registerExperimentCommands(program: Command): void {
     .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000))
     .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 1)
     .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
+    .addOption(backendOption())
     .option('--agents <n>', 'agents per run (default: the experiment\'s, else the scenario\'s)', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--hours <h>', 'simulated hours per run (not with --steps)', numFlag('--hours', 0))
     .option('--steps <n>', 'steps per run (not with --hours)', intFlag('--steps', 0))

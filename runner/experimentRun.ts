@@ -32,6 +32,8 @@ export interface ExecuteOptions {
   label: string;
   jobs: number;
   threads: number;
+  /** Each run's `--backend` (default cpu); results do not depend on it. */
+  backend?: string;
   shard?: Shard;
   force: boolean;
   quiet: boolean;
@@ -145,10 +147,11 @@ function actionFor(run: PlannedRun, plan: Plan, dir: string, force: boolean): Ac
 
 function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Action, cache: SharedLlmCache | undefined): string[] {
   const runDir = path.join(o.dir, run.dir);
-  if (action.kind === 'resume') return [BIN, 'run', '--resume', runDir, '--threads', String(o.threads), '--quiet'];
+  const backend = ['--backend', o.backend ?? 'cpu'];
+  if (action.kind === 'resume') return [BIN, 'run', '--resume', runDir, '--threads', String(o.threads), ...backend, '--quiet'];
   const opt = plan.json.options;
   return [
-    BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), '--quiet',
+    BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), ...backend, '--quiet',
     '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--step-seconds', String(opt.step_seconds), '--snapshot-every', String(opt.snapshot_every),
     ...(cache ? cache.argsFor(run.id) : (opt.llm ?? [])),
   ];

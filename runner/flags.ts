@@ -6,6 +6,12 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
+import { BACKENDS } from '../sim-core/backend.ts';
+
+/** `--backend`, as run, experiment and validate take it (sim-core/backend.ts). */
+export function backendOption(): Option {
+  return new Option('--backend <name>', 'what runs the kernels: cpu, webgpu (kernels with a WGSL version on the GPU, the rest on the CPU; same bytes) or auto (webgpu when an adapter is found)').choices([...BACKENDS]).default('cpu');
+}
 
 export function intFlag(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {

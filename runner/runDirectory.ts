@@ -22,7 +22,9 @@ export interface Manifest {
   parameters: Record<string, unknown>;
   seed: number;
   threads: number;
-  backend: 'cpu';
+  backend: 'cpu' | 'webgpu';
+  /** The WebGPU adapter that ran the kernels (backend webgpu). */
+  adapter?: string;
   agents: number;
   edges: number;
   directed: boolean;

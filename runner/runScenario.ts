@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
-import { createExecutor, type Executor } from '../sim-core/exec.ts';
+import type { Executor } from '../sim-core/exec.ts';
+import { backendOf, openBackend, type BackendName } from '../sim-core/backend.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
@@ -78,6 +79,8 @@ export interface RunOptions {
   signal?: { stopRequested: boolean };
   /** Run kernels on this executor instead of creating one for `threads` (the caller closes it). */
   executor?: Executor;
+  /** The backend that steps the agents (default cpu; sim-core/backend.ts). Not with `executor`. */
+  backend?: BackendName;
   /** Checkpoint every this many steps (0 = never); unset: automatic (runner/resume.ts). */
   checkpointEvery?: number;
   /**
@@ -175,7 +178,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
   if (!llmParsed.success) throw new InputError(`--llm options: ${llmParsed.error.issues[0].path.join('.')}: ${llmParsed.error.issues[0].message}`);
   const llm = await setupLlm(llmParsed.data);
-  const exec = o.executor ?? createExecutor(threads);
+  const opened = o.executor ? { exec: o.executor, ...backendOf(o.executor) } : await openBackend(o.backend ?? 'cpu', threads, log);
+  const exec = opened.exec;
   const started = new Date();
   const t0 = performance.now();
   let peakRss = process.memoryUsage().rss;
@@ -185,7 +189,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     parameters: params,
     seed,
     threads,
-    backend: 'cpu',
+    backend: opened.backend,
+    ...(opened.adapter ? { adapter: opened.adapter } : {}),
     agents,
     edges: 0,
     directed: true,
@@ -289,6 +294,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     const phases = world0.phases;
     let graphChanged = ckpt?.meta.graphChanged ?? false;
     finishPhases = async () => {
+      await exec.sync?.();
       for (const p of phases) await p.finish?.(world);
       if (graphChanged || world.graph !== world0.graph) {
         writeGraph(path.join(dir, 'graph-end.arrow'), world.graph);
@@ -372,7 +378,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // With one thread a step never leaves the microtask queue; yield so signals get handled.
       await new Promise((resolve) => setImmediate(resolve));
       if (o.signal?.stopRequested) {
-        if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) checkpoint(step);
+        if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) {
+          await exec.sync?.();
+          checkpoint(step);
+        }
         await finish('interrupted');
         return { dir, manifest };
       }
@@ -383,12 +392,16 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       metrics.append(step, step * stepSeconds, m);
       // Snapshots carry the state at the end of step s under the name s + 1 (step-000000 is the start).
       const done = step + 1;
-      if ((snapshotEvery > 0 && done % snapshotEvery === 0) || done === steps) snapshot(done);
+      const snapshotDue = (snapshotEvery > 0 && done % snapshotEvery === 0) || done === steps;
+      // Arrays a device holds come back to the host only when a file needs them.
+      const checkpointDue = policy.due(done, steps);
+      if (snapshotDue || checkpointDue) await exec.sync?.();
+      if (snapshotDue) snapshot(done);
       const wall = performance.now() - ts;
       manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
       manifest.steps_completed = done;
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      if (policy.due(done, steps)) checkpoint(done);
+      if (checkpointDue) checkpoint(done);
       writeJsonAtomic(manifestFile, manifest);
       o.onStep?.(step, steps, wall, m);
     }

@@ -16,7 +16,7 @@ import type { Command } from 'commander';
 import type { ExperimentJson } from './experimentPlan.ts';
 import type { EffectRow } from './experimentTables.ts';
 import { runExperimentFile } from './experimentCli.ts';
-import { intFlag, numFlag } from './flags.ts';
+import { backendOption, intFlag, numFlag } from './flags.ts';
 import { writeFileAtomic } from './experimentRun.ts';
 import { DELAY_HORIZON_HOURS } from './diffusionPatterns.ts';
 
@@ -223,6 +223,7 @@ export function registerValidateCommand(program: Command): void {
     .option('--seeds <n>', 'seeds 1..n', intFlag('--seeds', 1, 100_000))
     .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 2)
     .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
+    .addOption(backendOption())
     .option('--agents <n>', 'agents per run (default 100000)', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--hours <h>', 'simulated hours per run (default 48); roots are the posts of the first half', numFlag('--hours', 0))
     .option('--step-seconds <s>', 'simulated seconds per step (default 900: delays are counted in steps)', numFlag('--step-seconds', 0))

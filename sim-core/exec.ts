@@ -73,6 +73,11 @@ export interface Executor {
   run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]>;
   /** Runs a reducing kernel and sums the chunk partials element-wise, in chunk order. */
   reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]>;
+  /**
+   * Makes the host copy of every array valid (an executor that keeps arrays on a device reads
+   * them back; sim-core/gpu/executor.ts). Callers run it before reading arrays outside kernels.
+   */
+  sync?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -20,7 +20,7 @@ export function grid(rows: number, maxPerDim: number): { x: number; y: number; s
  * writeBuffer rejects views of a SharedArrayBuffer (every column and CSR array of the engine), so
  * those are copied.
  */
-function uploadable(a: ArrayBufferView): Uint8Array {
+export function uploadable(a: ArrayBufferView): Uint8Array {
   const padded = Math.ceil(a.byteLength / 4) * 4;
   if (a.buffer instanceof ArrayBuffer && padded === a.byteLength) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   const out = new Uint8Array(padded);
@@ -60,16 +60,7 @@ export async function runPass(
   const read = buffer(o.outputBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   const module = device.createShaderModule({ code: shader });
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const bind = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [ub, ...ins, out].map((b, i) => ({ binding: i, resource: { buffer: b } })),
-  });
-  const enc = device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bind);
-  pass.dispatchWorkgroups(g.x, g.y);
-  pass.end();
+  const enc = encodePass(device, pipeline, [ub, ...ins, out], g);
   enc.copyBufferToBuffer(out, 0, read, 0, read.size);
   device.queue.submit([enc.finish()]);
   await read.mapAsync(GPUMapMode.READ);
@@ -77,4 +68,19 @@ export async function runPass(
   read.unmap();
   for (const b of made) b.destroy();
   return bytes;
+}
+
+/** A command encoder holding one compute pass of `pipeline` over grid `g`, buffers bound in order. */
+export function encodePass(device: GPUDevice, pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[], g: { x: number; y: number }): GPUCommandEncoder {
+  const bind = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: buffers.map((b, i) => ({ binding: i, resource: { buffer: b } })),
+  });
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bind);
+  pass.dispatchWorkgroups(g.x, g.y);
+  pass.end();
+  return enc;
 }

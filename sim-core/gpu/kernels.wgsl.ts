@@ -65,3 +65,44 @@ ${ROW}
   }
   out[v] = word;
 }`;
+
+/** copy of whole arrays as u32 words (any element type; the grid runs over words). */
+export const COPY_WORDS_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  out[v] = src[v];
+}`;
+
+/**
+ * countCodes for u8 codes: counts[c] = number of rows with code c, over n rows packed four to a
+ * word (the grid runs over words). Each workgroup counts into its own 256 bins, then adds them to
+ * the result: integer sums, so the totals equal the CPU's whatever the order.
+ */
+export const COUNT_CODES_U8_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> codes: array<u32>;
+@group(0) @binding(2) var<storage, read_write> counts: array<atomic<u32>>;
+var<workgroup> bins: array<atomic<u32>, 256>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  for (var b = li; b < 256u; b += ${WORKGROUP}u) { atomicStore(&bins[b], 0u); }
+  workgroupBarrier();
+  let v = gid.x + gid.y * p.stride;
+  if (v < p.rows) {
+    let w = codes[v];
+    for (var b = 0u; b < 4u; b++) {
+      if (v * 4u + b < p.n) { atomicAdd(&bins[(w >> (b * 8u)) & 0xffu], 1u); }
+    }
+  }
+  workgroupBarrier();
+  for (var b = li; b < 256u; b += ${WORKGROUP}u) {
+    let c = atomicLoad(&bins[b]);
+    if (c > 0u) { atomicAdd(&counts[b], c); }
+  }
+}`;

@@ -1,0 +1,37 @@
+/**
+ * The backends that step agents: `cpu` (sim-core/exec.ts: the main thread or a worker pool) and
+ * `webgpu` (sim-core/gpu/executor.ts: kernels with a WGSL version on the device, the rest on the
+ * CPU executor, arrays resident where they were last written). `auto` takes WebGPU when an adapter
+ * is found and says which; otherwise the CPU, with the reason. Every backend gives the same bytes.
+ */
+import { createExecutor, type Executor } from './exec.ts';
+import { openGpu } from './gpu/device.ts';
+import { GpuExecutor } from './gpu/executor.ts';
+import { InputError } from './errors.ts';
+
+export const BACKENDS = ['cpu', 'webgpu', 'auto'] as const;
+export type BackendName = (typeof BACKENDS)[number];
+
+export interface Backend {
+  exec: Executor;
+  backend: 'cpu' | 'webgpu';
+  /** The WebGPU adapter in words (webgpu only). */
+  adapter?: string;
+}
+
+/** What backend an executor is (for the manifest). */
+export function backendOf(exec: Executor): Omit<Backend, 'exec'> {
+  return exec instanceof GpuExecutor ? { backend: 'webgpu', adapter: exec.gpu.adapter } : { backend: 'cpu' };
+}
+
+export async function openBackend(name: BackendName, threads: number, log: (line: string) => void = () => {}): Promise<Backend> {
+  if (name === 'cpu') return { exec: createExecutor(threads), backend: 'cpu' };
+  const gpu = await openGpu();
+  if (!('device' in gpu)) {
+    if (name === 'webgpu') throw new InputError(`--backend webgpu: ${gpu.unavailable}; use --backend cpu or auto`);
+    log(`backend auto: ${gpu.unavailable}; using cpu`);
+    return { exec: createExecutor(threads), backend: 'cpu' };
+  }
+  if (name === 'auto') log(`backend auto: webgpu on ${gpu.adapter}`);
+  return { exec: new GpuExecutor(gpu, createExecutor(threads)), backend: 'webgpu', adapter: gpu.adapter };
+}

@@ -1,0 +1,183 @@
+/**
+ * The `webgpu` backend's executor: runs the kernels that have a WGSL version (gpuKernels.ts) on
+ * the device and every other kernel on the CPU executor it wraps, keeping each array where it was
+ * last written.
+ *
+ * Residency: every array a GPU kernel touches gets a device buffer the first time, uploaded from
+ * the host; it stays there across steps. Each array has two flags, host copy valid and device copy
+ * valid: a GPU kernel uploads the arguments whose device copy is stale and leaves its outputs valid
+ * on the device only; a CPU kernel first reads back the arguments whose host copy is stale and
+ * leaves its outputs valid on the host only. So the CSR is uploaded once per graph, and a voter
+ * step's scratch arrays never cross the bus.
+ *
+ * The contract with code outside the executor: `sync()` makes every array's host copy valid (the
+ * runner calls it before it reads agent columns for metrics files, snapshots and checkpoints);
+ * arrays are written on the host only before their first kernel, or between kernels through
+ * `hostWrote(array)`, which drops the device copy. Phases that write columns in plain JavaScript
+ * after a GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on
+ * both backends) catch a phase that does not.
+ */
+import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
+import { sumPartials, type Executor, type RunOptions } from '../exec.ts';
+import type { TypedArray } from '../table.ts';
+import type { Gpu } from './device.ts';
+import { encodePass, grid, uploadable } from './dispatch.ts';
+import { gpuKernelFor, type GpuCall } from './gpuKernels.ts';
+
+interface Resident {
+  buffer: GPUBuffer;
+  /** Bytes of the array (the buffer is padded to a multiple of 4). */
+  bytes: number;
+  host: boolean;
+  device: boolean;
+}
+
+const isArray = (v: unknown): v is TypedArray => ArrayBuffer.isView(v) && !(v instanceof DataView);
+
+export class GpuExecutor implements Executor {
+  readonly threads: number;
+  private readonly resident = new WeakMap<TypedArray, Resident>();
+  /** Arrays whose only valid copy is on the device (strong references until synced). */
+  private readonly deviceOnly = new Set<TypedArray>();
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
+  /** Kernels run on the device and on the CPU so far, by name (for the bench and the manifest). */
+  readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
+
+  constructor(
+    readonly gpu: Gpu,
+    private readonly cpu: Executor,
+  ) {
+    this.threads = cpu.threads;
+  }
+
+  async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
+    const k = kernel as unknown as AnyKernel;
+    const a = args as Record<string, unknown>;
+    const call = rows > 0 ? gpuKernelFor(k, a, rows, this.gpu) : undefined;
+    if (!call) return this.onCpu(kernel, args, rows, opts);
+    bump(this.counts.gpu, k.name);
+    return [await this.dispatch(call)];
+  }
+
+  async reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
+    return sumPartials(await this.run(kernel, args, rows, opts));
+  }
+
+  /** Reads back every array whose host copy is stale. */
+  async sync(): Promise<void> {
+    for (const arr of [...this.deviceOnly]) await this.toHost(arr);
+  }
+
+  /** The host wrote `arr` outside the executor: its device copy is stale. */
+  hostWrote(arr: TypedArray): void {
+    const r = this.resident.get(arr);
+    if (!r) return;
+    if (!r.host) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
+    r.device = false;
+  }
+
+  async close(): Promise<void> {
+    await this.cpu.close();
+    this.gpu.close();
+  }
+
+  private async onCpu<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
+    const k = kernel as unknown as AnyKernel;
+    for (const v of Object.values(args as object)) if (isArray(v)) await this.toHost(v);
+    const out = await this.cpu.run(kernel, args, rows, opts);
+    for (const name of Object.keys(k.spec.writes)) {
+      const v = (args as Record<string, unknown>)[name];
+      const r = isArray(v) ? this.resident.get(v) : undefined;
+      if (r) r.device = false;
+    }
+    bump(this.counts.cpu, k.name);
+    return out;
+  }
+
+  private residentOf(arr: TypedArray): Resident {
+    let r = this.resident.get(arr);
+    if (!r) {
+      const size = Math.max(16, Math.ceil(arr.byteLength / 4) * 4);
+      const buffer = this.gpu.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      r = { buffer, bytes: arr.byteLength, host: true, device: false };
+      this.resident.set(arr, r);
+      this.freed.register(arr, buffer);
+    }
+    return r;
+  }
+
+  private toDevice(arr: TypedArray): GPUBuffer {
+    const r = this.residentOf(arr);
+    if (!r.device) {
+      this.gpu.device.queue.writeBuffer(r.buffer, 0, uploadable(arr));
+      r.device = true;
+    }
+    return r.buffer;
+  }
+
+  private async toHost(arr: TypedArray): Promise<void> {
+    const r = this.resident.get(arr);
+    if (!r || r.host) return;
+    const bytes = await this.readBack(r.buffer, r.bytes);
+    new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength).set(new Uint8Array(bytes));
+    r.host = true;
+    this.deviceOnly.delete(arr);
+  }
+
+  private async readBack(src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+    const { device } = this.gpu;
+    const size = Math.max(16, Math.ceil(bytes / 4) * 4);
+    const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(src, 0, read, 0, size);
+    device.queue.submit([enc.finish()]);
+    await read.mapAsync(GPUMapMode.READ);
+    const out = read.getMappedRange().slice(0, bytes);
+    read.unmap();
+    read.destroy();
+    return out;
+  }
+
+  private pipeline(shader: string): GPUComputePipeline {
+    let p = this.pipelines.get(shader);
+    if (!p) {
+      const module = this.gpu.device.createShaderModule({ code: shader });
+      p = this.gpu.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      this.pipelines.set(shader, p);
+    }
+    return p;
+  }
+
+  /** One compute pass of `call`: bindings 0 the uniform words, then its arrays, then its result buffer. */
+  private async dispatch(call: GpuCall): Promise<number[]> {
+    const { device } = this.gpu;
+    const g = grid(call.gridRows, this.gpu.limits.maxComputeWorkgroupsPerDimension);
+    const words = [call.gridRows, g.stride, ...call.params];
+    const uniform = new Uint32Array(Math.ceil(words.length / 4) * 4);
+    uniform.set(words);
+    const ub = device.createBuffer({ size: uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(ub, 0, uniform);
+    const buffers = call.arrays.map((arr) => this.toDevice(arr));
+    let result: GPUBuffer | undefined;
+    if (call.resultWords) {
+      result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      buffers.push(result);
+    }
+    device.queue.submit([encodePass(device, this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
+    ub.destroy();
+    for (const arr of call.writes) {
+      const r = this.resident.get(arr)!;
+      r.host = false;
+      this.deviceOnly.add(arr);
+    }
+    if (!result) return [];
+    const out = Array.from(new Uint32Array(await this.readBack(result, call.resultWords! * 4)));
+    result.destroy();
+    return call.finish ? call.finish(out) : out;
+  }
+}
+
+function bump(m: Map<string, number>, name: string): void {
+  m.set(name, (m.get(name) ?? 0) + 1);
+}

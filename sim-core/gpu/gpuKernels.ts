@@ -1,0 +1,83 @@
+/**
+ * Which kernel calls run on the device, and how: for a kernel of sim-core/kernels.ts with a WGSL
+ * version (kernels.wgsl.ts) and arguments that version handles, the call's shader, its arrays in
+ * binding order, its uniform words and which arrays it writes. Every other call returns undefined
+ * and the executor runs it on the CPU, so a kernel moves to the GPU one declaration at a time.
+ *
+ * A call stays on the CPU when the GPU could not give the same bytes or cannot bind the data:
+ * - sampleNeighbor on Float64Array offsets (past 2^31 edges), or on a row of 2^21 or more
+ *   neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
+ * - u8 kernels (gather, countCodes) and copy over part of an array, since they write whole words;
+ * - any array larger than the adapter's largest storage binding (splitting is not done yet).
+ */
+import type { AnyKernel } from '../kernel.ts';
+import { kernels as core } from '../kernels.ts';
+import type { TypedArray } from '../table.ts';
+import type { Gpu } from './device.ts';
+import { keyWords } from './rng.wgsl.ts';
+import { COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from './kernels.wgsl.ts';
+
+export interface GpuCall {
+  shader: string;
+  /** Rows of the grid (words for packed kernels). */
+  gridRows: number;
+  /** Uniform words after (gridRows, stride). */
+  params: number[];
+  /** Storage bindings 1.. in order. */
+  arrays: TypedArray[];
+  /** Those of `arrays` the shader writes. */
+  writes: TypedArray[];
+  /** A result buffer of this many u32 words, bound last (zeroed), read back and passed to finish. */
+  resultWords?: number;
+  finish?: (words: number[]) => number[];
+}
+
+/** Largest row degree of a CSR, cached per offsets array (CSRs are not changed in place). */
+const maxDegrees = new WeakMap<Int32Array, number>();
+function maxDegree(offsets: Int32Array): number {
+  let m = maxDegrees.get(offsets);
+  if (m === undefined) {
+    m = 0;
+    for (let v = 0; v + 1 < offsets.length; v++) m = Math.max(m, offsets[v + 1] - offsets[v]);
+    maxDegrees.set(offsets, m);
+  }
+  return m;
+}
+
+/** rng_below is exact below this many neighbours (rng.wgsl.ts). */
+const EXACT_BELOW = 2 ** 21;
+
+const is = (k: AnyKernel, decl: { name: string; module: string }) => k.name === decl.name && k.module === decl.module;
+const words = (bytes: number) => Math.ceil(bytes / 4);
+
+export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: number, gpu: Gpu): GpuCall | undefined {
+  const call = build(k, a, rows);
+  if (!call) return undefined;
+  const limit = gpu.limits.maxStorageBufferBindingSize;
+  return call.arrays.every((x) => x.byteLength <= limit) ? call : undefined;
+}
+
+function build(k: AnyKernel, a: Record<string, unknown>, rows: number): GpuCall | undefined {
+  if (is(k, core.sampleNeighbor)) {
+    const { offsets, targets, out } = a as { offsets: TypedArray; targets: Int32Array; out: Int32Array };
+    if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
+    return { shader: SAMPLE_NEIGHBOR_WGSL, gridRows: rows, params: keyWords(a.key as number), arrays: [offsets, targets, out], writes: [out] };
+  }
+  if (is(k, core.gather)) {
+    const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };
+    if (!(src instanceof Uint8Array && out instanceof Uint8Array) || out.length !== rows || index.length < rows) return undefined;
+    return { shader: GATHER_U8_WGSL, gridRows: words(rows), params: [rows], arrays: [src, index, out], writes: [out] };
+  }
+  if (is(k, core.copy)) {
+    const { src, out } = a as { src: TypedArray; out: TypedArray };
+    if (src.constructor !== out.constructor || out.length !== rows || src.length !== rows) return undefined;
+    return { shader: COPY_WORDS_WGSL, gridRows: words(out.byteLength), params: [], arrays: [src, out], writes: [out] };
+  }
+  if (is(k, core.countCodes)) {
+    const { codes } = a as { codes: TypedArray };
+    const bins = a.k as number;
+    if (!(codes instanceof Uint8Array) || codes.length !== rows || bins > 256) return undefined;
+    return { shader: COUNT_CODES_U8_WGSL, gridRows: words(rows), params: [rows], arrays: [codes], writes: [], resultWords: 256, finish: (w) => w.slice(0, bins) };
+  }
+  return undefined;
+}
