@@ -15,7 +15,7 @@ import { kernels as core } from '../kernels.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
-import { COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from './kernels.wgsl.ts';
+import { APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 export interface GpuCall {
   shader: string;
@@ -78,6 +78,23 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number): GpuCall 
     const bins = a.k as number;
     if (!(codes instanceof Uint8Array) || codes.length !== rows || bins > 256) return undefined;
     return { shader: COUNT_CODES_U8_WGSL, gridRows: words(rows), params: [rows], arrays: [codes], writes: [], resultWords: 256, finish: (w) => w.slice(0, bins) };
+  }
+  if (is(k, core.spread)) {
+    const { offsets, targets, state, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; next: TypedArray };
+    if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(state instanceof Uint8Array && next instanceof Uint8Array) || state === next) return undefined;
+    const params = [a.from as number, a.susceptible as number, a.mark as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
+    return { shader: SPREAD_U8_WGSL, gridRows: rows, params, arrays: [offsets, targets, state, next], writes: [next], resultWords: 2 };
+  }
+  if (is(k, core.transition)) {
+    const { state } = a as { state: TypedArray };
+    if (!(state instanceof Uint8Array) || state.length !== rows) return undefined;
+    const params = [rows, a.from as number, a.to as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
+    return { shader: TRANSITION_U8_WGSL, gridRows: words(rows), params, arrays: [state], writes: [state], resultWords: 1 };
+  }
+  if (is(k, core.applyMarks)) {
+    const { state, next } = a as { state: TypedArray; next: TypedArray };
+    if (!(state instanceof Uint8Array && next instanceof Uint8Array) || state.length !== rows || next.length !== rows || state === next) return undefined;
+    return { shader: APPLY_MARKS_U8_WGSL, gridRows: words(rows), params: [rows, a.when as number], arrays: [state, next], writes: [state, next], resultWords: 1 };
   }
   return undefined;
 }

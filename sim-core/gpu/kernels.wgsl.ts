@@ -106,3 +106,139 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     if (c > 0u) { atomicAdd(&counts[b], c); }
   }
 }`;
+
+/**
+ * Bernoulli draws as the CPU makes them, `uniform(key, row) < p`, compared as integers:
+ * uniform = hash / 2^32 exactly, so the draw succeeds iff hash < p 2^32, iff hash < ceil(p 2^32)
+ * (`bernoulliWords` computes the threshold on the host, in f64, exactly); `always` covers p >= 1,
+ * whose threshold 2^32 is no u32.
+ */
+const BERNOULLI = /* wgsl */ `
+fn bernoulli(key_lo: u32, key_hi: u32, row: u32, thr: u32, always: u32) -> bool {
+  return always != 0u || rng_hash(key_lo, key_hi, row, 0u) < thr;
+}`;
+
+/** The byte of row i in a u8 column packed four rows to a word. */
+const BYTE_OF = (name: string) => /* wgsl */ `
+fn ${name}_byte(i: u32) -> u32 {
+  return (${name}[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}`;
+
+/**
+ * spread (independent-cascade push, u8 state): for each row u with state u == from, each edge j to a
+ * neighbour v with state v == susceptible is an attempt, and with probability p (draw keyed by j)
+ * sets next[v] = mark. Rows of `next` are bytes shared by four rows, so the mark is written by a
+ * compare-and-swap on the word; every write of a call is the same mark, so the result does not
+ * depend on the order. Result words: attempts, successes.
+ */
+export const SPREAD_U8_WGSL = /* wgsl */ `
+${RNG_WGSL}
+${BERNOULLI}
+struct Params { rows: u32, stride: u32, from_state: u32, susceptible: u32, mark: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> offsets: array<i32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read> state: array<u32>;
+@group(0) @binding(4) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> result: array<atomic<u32>>;
+${BYTE_OF('state')}
+fn set_next(i: u32, value: u32) {
+  let w = i >> 2u;
+  let shift = (i & 3u) * 8u;
+  var old = atomicLoad(&next[w]);
+  loop {
+    let want = (old & ~(0xffu << shift)) | (value << shift);
+    if (want == old) { break; }
+    let r = atomicCompareExchangeWeak(&next[w], old, want);
+    if (r.exchanged) { break; }
+    old = r.old_value;
+  }
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  if (state_byte(v) != p.from_state) { return; }
+  var attempts = 0u;
+  var successes = 0u;
+  let hi = u32(offsets[v + 1u]);
+  for (var j = u32(offsets[v]); j < hi; j++) {
+    let u = u32(targets[j]);
+    if (state_byte(u) != p.susceptible) { continue; }
+    attempts++;
+    if (bernoulli(p.key_lo, p.key_hi, j, p.thr, p.always)) {
+      set_next(u, p.mark);
+      successes++;
+    }
+  }
+  if (attempts > 0u) { atomicAdd(&result[0], attempts); }
+  if (successes > 0u) { atomicAdd(&result[1], successes); }
+}`;
+
+/**
+ * transition (u8 state): rows with state == from move to `to` with probability p (draw keyed by the
+ * row). One invocation per word of four rows, over n rows. Result word: rows moved.
+ */
+export const TRANSITION_U8_WGSL = /* wgsl */ `
+${RNG_WGSL}
+${BERNOULLI}
+struct Params { rows: u32, stride: u32, n: u32, from_state: u32, to_state: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> state: array<u32>;
+@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var word = state[v];
+  var moved = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let i = v * 4u + b;
+    let shift = b * 8u;
+    if (i < p.n && ((word >> shift) & 0xffu) == p.from_state && bernoulli(p.key_lo, p.key_hi, i, p.thr, p.always)) {
+      word = (word & ~(0xffu << shift)) | (p.to_state << shift);
+      moved++;
+    }
+  }
+  state[v] = word;
+  if (moved > 0u) { atomicAdd(&result[0], moved); }
+}`;
+
+/**
+ * applyMarks (u8 state and next): a row with next != 0 takes it as its state if its state is
+ * `when`; next is reset to 0. One invocation per word of four rows, over n rows. Result word: rows
+ * changed.
+ */
+export const APPLY_MARKS_U8_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32, when_state: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> state: array<u32>;
+@group(0) @binding(2) var<storage, read_write> next: array<u32>;
+@group(0) @binding(3) var<storage, read_write> result: array<atomic<u32>>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var s = state[v];
+  var m = next[v];
+  var changed = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let i = v * 4u + b;
+    let shift = b * 8u;
+    let mark = (m >> shift) & 0xffu;
+    if (i < p.n && mark != 0u) {
+      if (((s >> shift) & 0xffu) == p.when_state) {
+        s = (s & ~(0xffu << shift)) | (mark << shift);
+        changed++;
+      }
+      m = m & ~(0xffu << shift);
+    }
+  }
+  state[v] = s;
+  next[v] = m;
+  if (changed > 0u) { atomicAdd(&result[0], changed); }
+}`;
+
+/** [threshold, always] of a Bernoulli(p) draw for the WGSL `bernoulli` (see BERNOULLI above). */
+export function bernoulliWords(p: number): [number, number] {
+  if (!(p > 0)) return [0, 0];
+  const t = p * 4294967296;
+  return t >= 4294967296 ? [0, 1] : [Math.ceil(t), 0];
+}

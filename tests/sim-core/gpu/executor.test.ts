@@ -12,10 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../../sim-core/exec.ts';
 import { kernels as K } from '../../../sim-core/kernels.ts';
 import { hash } from '../../../sim-core/rng.ts';
+import { buildGraph } from '../../../sim-core/csr.ts';
+import { barabasiAlbert } from '../../../graph/generators.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { runScenario } from '../../../runner/runScenario.ts';
 import { loadScenario } from '../../../runner/loadScenario.ts';
+import { tableFromIPC } from 'apache-arrow';
 import { gpuOrSkip } from '../../gpuHelpers.ts';
 import { BIN, ROOT } from '../../runner/cliHelpers.ts';
 
@@ -40,14 +43,22 @@ function arrowFiles(dir: string): string[] {
 }
 
 describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
-  it('a voter run writes byte-identical Arrow files on webgpu and on two CPU threads, its kernels on the device', async () => {
-    const scenario = await loadScenario('voter');
-    const common = { agents: 60_000, steps: 12, seed: 5, snapshotEvery: 4, params: { states: 3 } };
+  // Each scenario with the kernels its step runs, all of which have a WGSL version.
+  const cases = [
+    { scenario: 'voter', params: { states: 3 }, column: 'vote', kernels: ['sampleNeighbor', 'gather', 'copy'] },
+    { scenario: 'independent-cascade', params: { p: 0.05 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
+    { scenario: 'sir', params: { beta: 0.05, gamma: 0.2 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
+    { scenario: 'sir', params: { beta: 0.08, gamma: 0.3, sis: true }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
+  ];
+  it.each(cases)('$scenario $params: byte-identical Arrow files on webgpu and on two CPU threads, every step on the device', async (c) => {
+    const { scenario } = await loadScenario(c.scenario);
+    const common = { agents: 60_000, steps: 12, seed: 5, snapshotEvery: 4, params: c.params };
+    const label = `${c.scenario}-${Object.values(c.params).join('-')}`;
     const cpu = createExecutor(2);
-    const a = await runScenario(scenario.scenario, { ...common, out: path.join(tmp, 'cpu'), executor: cpu });
+    const a = await runScenario(scenario, { ...common, out: path.join(tmp, `${label}-cpu`), executor: cpu });
     await cpu.close();
     const exec = new GpuExecutor(gpu!, createExecutor(1));
-    const b = await runScenario(scenario.scenario, { ...common, out: path.join(tmp, 'gpu'), executor: exec });
+    const b = await runScenario(scenario, { ...common, out: path.join(tmp, `${label}-gpu`), executor: exec });
     expect(a.manifest.backend).toBe('cpu');
     expect(b.manifest.backend).toBe('webgpu');
     expect(b.manifest.adapter).toBe(gpu!.adapter);
@@ -56,10 +67,17 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(files.filter((f) => f.startsWith('agents'))).toHaveLength(4);
     expect(arrowFiles(b.dir)).toEqual(files);
     for (const f of files) expect(fs.readFileSync(path.join(b.dir, f)).equals(fs.readFileSync(path.join(a.dir, f))), f).toBe(true);
+    // The state moved: a run where nothing happened would prove little.
+    const states = (f: string) => tableFromIPC(fs.readFileSync(path.join(b.dir, f))).getChild(c.column)!.toArray() as ArrayLike<number>;
+    const snaps = files.filter((f) => f.startsWith('agents'));
+    const [first, last] = [states(snaps[0]), states(snaps[snaps.length - 1])];
+    let moved = 0;
+    for (let i = 0; i < first.length; i++) if (first[i] !== last[i]) moved++;
+    expect(moved).toBeGreaterThan(600);
     // The step's kernels ran on the device, every step; none fell back to the CPU.
-    for (const name of ['sampleNeighbor', 'gather', 'copy']) expect(exec.counts.gpu.get(name), name).toBe(12);
+    for (const name of c.kernels) expect(exec.counts.gpu.get(name), name).toBe(12);
     expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
-    expect([...exec.counts.cpu.keys()].filter((k) => ['sampleNeighbor', 'gather', 'copy', 'countCodes'].includes(k))).toEqual([]);
+    expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
   });
 
   it('arrays follow the kernels: read back before a CPU kernel, uploaded again after it', async () => {
@@ -102,5 +120,38 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     const runs = fs.readdirSync(path.join(out, 'runs'));
     expect(runs.length).toBe(3);
     for (const id of runs) expect(JSON.parse(fs.readFileSync(path.join(out, 'runs', id, 'manifest.json'), 'utf8')).backend, id).toBe('webgpu');
+  });
+
+  it('spread, transition and applyMarks equal the CPU kernels on random u8 states, p from 0 to 1', async () => {
+    const n = 40_003;
+    const e = barabasiAlbert(n, 4, 9);
+    const cpu = createExecutor(1);
+    const graph = await buildGraph(cpu, n, e.src, e.dst, e.directed);
+    const F = graph.followers;
+    const random = (seed: number, k: number) => {
+      const x = sharedArray('u8', n);
+      for (let i = 0; i < n; i++) x[i] = hash(seed, i) % k;
+      return x;
+    };
+    for (const p of [0, 0.37, 1]) {
+      const sequence = async (ex: { run: GpuExecutor['run']; reduce: GpuExecutor['reduce']; sync?: () => Promise<void> }) => {
+        const state = random(21, 4);
+        // Marks on rows in every state, so applyMarks's `when` test matters.
+        const next = random(22, 3);
+        const spread = await ex.reduce(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 2, susceptible: 3, mark: 2, p, key: 77 }, n);
+        const moved = await ex.reduce(K.transition, { state, from: 1, to: 3, p, key: 2 ** 40 + 5 }, n);
+        const changed = await ex.reduce(K.applyMarks, { state, next, when: 3 }, n);
+        await ex.sync?.();
+        return { state, next, counts: [...spread, ...moved, ...changed] };
+      };
+      const want = await sequence(cpu);
+      const exec = new GpuExecutor(gpu!, cpu);
+      const got = await sequence(exec);
+      expect(got.counts, `p ${p}`).toEqual(want.counts);
+      expect(Buffer.from(got.state).equals(Buffer.from(want.state)), `state, p ${p}`).toBe(true);
+      expect(Buffer.from(got.next).equals(Buffer.from(want.next)), `next, p ${p}`).toBe(true);
+      expect(exec.counts.cpu.size, `p ${p}`).toBe(0);
+      if (p === 0.37) expect(want.counts[1]).toBeGreaterThan(1000);
+    }
   });
 });
