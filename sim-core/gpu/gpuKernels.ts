@@ -7,6 +7,7 @@
  * A call stays on the CPU when the GPU could not give the same bytes or cannot bind the data:
  * - sampleNeighbor on Float64Array offsets (past 2^31 edges), or on a row of 2^21 or more
  *   neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
+ * - thresholdMark on a row of 2^28 or more neighbours (the share comparison; kernels.wgsl.ts);
  * - u8 kernels (gather, countCodes) and copy over part of an array, since they write whole words;
  * - any array larger than the adapter's largest storage binding (splitting is not done yet).
  */
@@ -15,7 +16,7 @@ import { kernels as core } from '../kernels.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
-import { APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 export interface GpuCall {
   shader: string;
@@ -46,6 +47,8 @@ function maxDegree(offsets: Int32Array): number {
 
 /** rng_below is exact below this many neighbours (rng.wgsl.ts). */
 const EXACT_BELOW = 2 ** 21;
+/** The CPU's f64 share c / deg compares with an f32 threshold as the exact share does below this degree (kernels.wgsl.ts). */
+const EXACT_SHARE = 2 ** 28;
 
 const is = (k: AnyKernel, decl: { name: string; module: string }) => k.name === decl.name && k.module === decl.module;
 const words = (bytes: number) => Math.ceil(bytes / 4);
@@ -84,6 +87,12 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number): GpuCall 
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(state instanceof Uint8Array && next instanceof Uint8Array) || state === next) return undefined;
     const params = [a.from as number, a.susceptible as number, a.mark as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
     return { shader: SPREAD_U8_WGSL, gridRows: rows, params, arrays: [offsets, targets, state, next], writes: [next], resultWords: 2 };
+  }
+  if (is(k, core.thresholdMark)) {
+    const { offsets, targets, state, threshold, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; threshold: TypedArray; next: TypedArray };
+    if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_SHARE) return undefined;
+    if (!(state instanceof Uint8Array && next instanceof Uint8Array && threshold instanceof Float32Array) || state === next || threshold.length < rows) return undefined;
+    return { shader: THRESHOLD_MARK_U8_WGSL, gridRows: rows, params: [a.from as number, a.value as number, a.mark as number], arrays: [offsets, targets, state, threshold, next], writes: [next], resultWords: 1 };
   }
   if (is(k, core.transition)) {
     const { state } = a as { state: TypedArray };

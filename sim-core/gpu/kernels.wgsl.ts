@@ -125,6 +125,24 @@ fn ${name}_byte(i: u32) -> u32 {
 }`;
 
 /**
+ * next[i] = value for a u8 column `next` bound as atomic words, four rows to a word: a
+ * compare-and-swap of the row's byte, so invocations writing other rows of the word lose nothing.
+ */
+const SET_NEXT = /* wgsl */ `
+fn set_next(i: u32, value: u32) {
+  let w = i >> 2u;
+  let shift = (i & 3u) * 8u;
+  var old = atomicLoad(&next[w]);
+  loop {
+    let want = (old & ~(0xffu << shift)) | (value << shift);
+    if (want == old) { break; }
+    let r = atomicCompareExchangeWeak(&next[w], old, want);
+    if (r.exchanged) { break; }
+    old = r.old_value;
+  }
+}`;
+
+/**
  * spread (independent-cascade push, u8 state): for each row u with state u == from, each edge j to a
  * neighbour v with state v == susceptible is an attempt, and with probability p (draw keyed by j)
  * sets next[v] = mark. Rows of `next` are bytes shared by four rows, so the mark is written by a
@@ -142,18 +160,7 @@ struct Params { rows: u32, stride: u32, from_state: u32, susceptible: u32, mark:
 @group(0) @binding(4) var<storage, read_write> next: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
-fn set_next(i: u32, value: u32) {
-  let w = i >> 2u;
-  let shift = (i & 3u) * 8u;
-  var old = atomicLoad(&next[w]);
-  loop {
-    let want = (old & ~(0xffu << shift)) | (value << shift);
-    if (want == old) { break; }
-    let r = atomicCompareExchangeWeak(&next[w], old, want);
-    if (r.exchanged) { break; }
-    old = r.old_value;
-  }
-}
+${SET_NEXT}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -234,6 +241,75 @@ ${ROW}
   state[v] = s;
   next[v] = m;
   if (changed > 0u) { atomicAdd(&result[0], changed); }
+}`;
+
+/**
+ * thresholdMark (linear threshold, u8 state, f32 thresholds): a row in state `from` with at least one
+ * neighbour gets next = mark when the share c / deg of its neighbours in state `value` reaches its
+ * threshold t. The CPU compares c / deg >= t in f64; for an f32 t = m / 2^k (m < 2^24) and
+ * deg < 2^28 the rounded quotient is on the same side of t as the exact one (the two differ by at
+ * least t / (m deg) > 2^-52 t unless equal), so the GPU compares c 2^k >= m deg exactly, in 64-bit
+ * integers made of u32 pairs. Result word: rows marked.
+ */
+export const THRESHOLD_MARK_U8_WGSL = /* wgsl */ `
+${RNG_WGSL}
+struct Params { rows: u32, stride: u32, from_state: u32, value: u32, mark: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> offsets: array<i32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read> state: array<u32>;
+@group(0) @binding(4) var<storage, read> threshold: array<u32>;
+@group(0) @binding(5) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> result: array<atomic<u32>>;
+${BYTE_OF('state')}
+${SET_NEXT}
+// c / deg >= t, t given by its f32 bits, deg >= 1, exactly.
+fn share_reaches(c: u32, deg: u32, bits: u32) -> bool {
+  let e = (bits >> 23u) & 0xffu;
+  let frac = bits & 0x7fffffu;
+  if (e == 255u) { return false; }            // NaN or infinity: no share reaches it
+  if ((bits >> 31u) == 1u || (e == 0u && frac == 0u)) { return true; } // t <= 0
+  if (e >= 127u) { return bits == 0x3f800000u && c == deg; } // t >= 1: only a share of 1 reaches 1
+  if (c == 0u) { return false; }
+  // t = m / 2^k, m < 2^24, 24 <= k <= 149.
+  var m = frac;
+  var k = 149u;
+  if (e != 0u) {
+    m = frac | 0x800000u;
+    k = 150u - e;
+  }
+  // m deg as (hi, lo); it is below 2^52.
+  let md_lo = m * deg;
+  let md_hi = mulhi(m, deg);
+  // c 2^k as (hi, lo), or larger than any m deg once it passes 2^64.
+  if (k >= 64u) { return true; }
+  var c_hi: u32;
+  var c_lo: u32;
+  if (k >= 32u) {
+    if (c > (0xffffffffu >> (k - 32u))) { return true; }
+    c_hi = c << (k - 32u);
+    c_lo = 0u;
+  } else {
+    c_hi = c >> (32u - k);
+    c_lo = c << k;
+  }
+  return c_hi > md_hi || (c_hi == md_hi && c_lo >= md_lo);
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  if (state_byte(v) != p.from_state) { return; }
+  let lo = u32(offsets[v]);
+  let hi = u32(offsets[v + 1u]);
+  if (hi == lo) { return; }
+  var c = 0u;
+  for (var j = lo; j < hi; j++) {
+    if (state_byte(u32(targets[j])) == p.value) { c++; }
+  }
+  if (share_reaches(c, hi - lo, threshold[v])) {
+    set_next(v, p.mark);
+    atomicAdd(&result[0], 1u);
+  }
 }`;
 
 /** [threshold, always] of a Bernoulli(p) draw for the WGSL `bernoulli` (see BERNOULLI above). */

@@ -29,6 +29,13 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+/** A BA graph of n nodes (m edges per new node) built on a one-thread CPU executor, and that executor. */
+async function baGraph(n: number, m: number, seed: number) {
+  const cpu = createExecutor(1);
+  const e = barabasiAlbert(n, m, seed);
+  return { cpu, graph: await buildGraph(cpu, n, e.src, e.dst, e.directed) };
+}
+
 function arrowFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
@@ -49,6 +56,8 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     { scenario: 'independent-cascade', params: { p: 0.05 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'sir', params: { beta: 0.05, gamma: 0.2 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'sir', params: { beta: 0.08, gamma: 0.3, sis: true }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
+    { scenario: 'linear-threshold', params: { seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
+    { scenario: 'linear-threshold', params: { threshold: 0.25, seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
   ];
   it.each(cases)('$scenario $params: byte-identical Arrow files on webgpu and on two CPU threads, every step on the device', async (c) => {
     const { scenario } = await loadScenario(c.scenario);
@@ -124,9 +133,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
 
   it('spread, transition and applyMarks equal the CPU kernels on random u8 states, p from 0 to 1', async () => {
     const n = 40_003;
-    const e = barabasiAlbert(n, 4, 9);
-    const cpu = createExecutor(1);
-    const graph = await buildGraph(cpu, n, e.src, e.dst, e.directed);
+    const { cpu, graph } = await baGraph(n, 4, 9);
     const F = graph.followers;
     const random = (seed: number, k: number) => {
       const x = sharedArray('u8', n);
@@ -153,5 +160,42 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       expect(exec.counts.cpu.size, `p ${p}`).toBe(0);
       if (p === 0.37) expect(want.counts[1]).toBeGreaterThan(1000);
     }
+  });
+
+  it('thresholdMark equals the CPU at exact ties, one f32 step either side of them, and at 0, 1, subnormal, NaN and infinite thresholds', async () => {
+    const n = 30_011;
+    const { cpu, graph } = await baGraph(n, 3, 12);
+    const G = graph.following;
+    const state = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) state[i] = hash(31, i) % 3;
+    const threshold = sharedArray('f32', n);
+    const special = [0, -0, 1, 1.5, 1e-40, NaN, Infinity, -0.25, 2 ** -30, 0.2, 1 / 3];
+    const f32 = new Float32Array(1);
+    const bits = new Uint32Array(f32.buffer);
+    for (let i = 0; i < n; i++) {
+      const deg = G.offsets[i + 1] - G.offsets[i];
+      const h = hash(32, i);
+      if (h % 5 === 0) threshold[i] = special[h % special.length];
+      else {
+        // The share of some count of neighbours, as f32, then nudged by -1, 0 or +1 in its last bit.
+        f32[0] = (h % (deg + 1)) / Math.max(1, deg);
+        if (f32[0] > 0) bits[0] += (h >>> 8) % 3 - 1;
+        threshold[i] = f32[0];
+      }
+    }
+    const sequence = async (ex: { reduce: GpuExecutor['reduce']; sync?: () => Promise<void> }) => {
+      const next = sharedArray('u8', n);
+      for (let i = 0; i < n; i += 7) next[i] = 2;
+      const [marked] = await ex.reduce(K.thresholdMark, { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
+      await ex.sync?.();
+      return { next, marked };
+    };
+    const want = await sequence(cpu);
+    const exec = new GpuExecutor(gpu!, cpu);
+    const got = await sequence(exec);
+    expect(exec.counts.gpu.get('thresholdMark')).toBe(1);
+    expect(got.marked).toBe(want.marked);
+    expect(Buffer.from(got.next).equals(Buffer.from(want.next))).toBe(true);
+    expect(want.marked).toBeGreaterThan(1000);
   });
 });
