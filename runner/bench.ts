@@ -19,6 +19,9 @@ import { barabasiAlbert, homophilousPreferential } from '../graph/generators.ts'
 import { synthesizePopulation } from '../population/synthesize.ts';
 import { independentCascade, linearThreshold, sir } from '../models/cascade.ts';
 import { deffuant, degroot, hegselmannKrause, voter } from '../models/opinion.ts';
+import { openGpu, type Gpu } from '../sim-core/gpu/device.ts';
+import { GpuExecutor } from '../sim-core/gpu/executor.ts';
+import { InputError } from '../sim-core/errors.ts';
 
 export interface BenchResult {
   name: string;
@@ -34,7 +37,12 @@ export interface BenchOptions {
   runs: number;
   only?: string[];
   agents: number;
+  /** webgpu: also time the models whose step runs on the GPU, per step and per kernel. */
+  backend?: 'cpu' | 'webgpu';
 }
+
+/** The classic models whose step kernels all have a WGSL version (sim-core/gpu/gpuKernels.ts). */
+const GPU_MODELS = ['voter', 'ic', 'sir', 'lt'];
 
 function sizeLabel(n: number): string {
   if (n % 1_000_000 === 0) return `${n / 1_000_000}m`;
@@ -100,7 +108,13 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       process.stdout.write(`${r.name.padEnd(34)} ${f(r.median).padStart(12)} ${r.unit.padEnd(8)} [${f(r.min)} .. ${f(r.max)}] n=${r.runs}\n`);
     }
   };
-  if (!o.json) process.stdout.write(`machine: ${JSON.stringify(machineInfo())}\n`);
+  let gpu: Gpu | undefined;
+  if (o.backend === 'webgpu') {
+    const g = await openGpu();
+    if (!('device' in g)) throw new InputError(`--backend webgpu: ${g.unavailable}`);
+    gpu = g;
+  }
+  if (!o.json) process.stdout.write(`machine: ${JSON.stringify({ ...machineInfo(), ...(gpu ? { adapter: gpu.adapter } : {}) })}\n`);
 
   const buildName = `build-${L}-50m`;
   if (want(buildName) || want('bytes-per')) {
@@ -125,7 +139,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
   }
 
   const modelNames = ['voter', 'ic', 'sir', 'lt', 'degroot', 'deffuant', 'hk'];
-  const needBa = modelNames.some((m) => [1, 2].some((t) => want(`${m}-step-${L}-ba5-t${t}`))) || want('agent-steps');
+  const needBa = modelNames.some((m) => [1, 2].some((t) => want(`${m}-step-${L}-ba5-t${t}`))) || want('agent-steps') || (!!gpu && GPU_MODELS.some((m) => want(`${m}-step-${L}-ba5-webgpu`)));
   if (needBa) {
     const build = createExecutor(2);
     const pop = synthesizePopulation(n, 1);
@@ -162,6 +176,36 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
         if (want(name)) say(r);
         if (m === 'voter' && t === 2 && want('agent-steps')) {
           say(summarise(`agent-steps-per-s-voter-${L}-t2`, 'steps/s', xs.map((x) => n / x)));
+        }
+      }
+    }
+    for (const m of gpu ? GPU_MODELS : []) {
+      const name = `${m}-step-${L}-ba5-webgpu`;
+      if (!want(name)) continue;
+      // Step times with the queue running freely; then a few steps waiting for every kernel, for
+      // per-kernel times. The state starts again from the seeds before each.
+      for (const timeKernels of [false, true]) {
+        const exec = new GpuExecutor(gpu!, createExecutor(1), { timeKernels });
+        const world: World = { agents: pop.agents, graph, exec, seed: 1, stepSeconds: 3600 };
+        const phases = make[m]();
+        const cascade = m !== 'voter';
+        // As on the CPU: contagions restart from the seeds for each run of 10 steps; the restart
+        // writes columns on the host, so the device copies are dropped.
+        const reset = cascade
+          ? async () => {
+              await exec.sync();
+              (pop.agents.columns.state as Uint8Array).fill(0);
+              for (const p of phases) await p.init?.(world);
+              for (const col of Object.values(pop.agents.columns)) exec.hostWrote(col);
+            }
+          : undefined;
+        const xs = await timeSteps(world, phases, timeKernels ? 1 : Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 3, reset);
+        if (!timeKernels) {
+          say(summarise(name, 's', xs));
+          if (m === 'voter') say(summarise(`agent-steps-per-s-voter-${L}-webgpu`, 'steps/s', xs.map((x) => n / x)));
+        } else {
+          // Medians over every call, the two warm-up steps' too (their pipeline compiles are outliers).
+          for (const [kernel, ms] of exec.kernelMs) say(summarise(`${m}-kernel-${kernel}-${L}-webgpu`, 'ms', ms));
         }
       }
     }

@@ -41,12 +41,18 @@ export class GpuExecutor implements Executor {
   private readonly deviceOnly = new Set<TypedArray>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
-  /** Kernels run on the device and on the CPU so far, by name (for the bench and the manifest). */
+  /** Kernels run on the device and on the CPU so far, by name (for tests and the bench). */
   readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
+  /**
+   * With `timeKernels`: milliseconds from encoding each GPU kernel to the queue finishing it, by
+   * name. Waiting for every kernel serialises the queue, so the bench times steps without it.
+   */
+  readonly kernelMs = new Map<string, number[]>();
 
   constructor(
     readonly gpu: Gpu,
     private readonly cpu: Executor,
+    private readonly opts: { timeKernels?: boolean } = {},
   ) {
     this.threads = cpu.threads;
   }
@@ -57,7 +63,15 @@ export class GpuExecutor implements Executor {
     const call = rows > 0 ? gpuKernelFor(k, a, rows, this.gpu) : undefined;
     if (!call) return this.onCpu(kernel, args, rows, opts);
     bump(this.counts.gpu, k.name);
-    return [await this.dispatch(call)];
+    const t0 = performance.now();
+    const out = await this.dispatch(call);
+    if (this.opts.timeKernels) {
+      await this.gpu.device.queue.onSubmittedWorkDone();
+      const ms = this.kernelMs.get(k.name) ?? [];
+      ms.push(performance.now() - t0);
+      this.kernelMs.set(k.name, ms);
+    }
+    return [out];
   }
 
   async reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
