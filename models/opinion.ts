@@ -13,7 +13,8 @@
  *     another in place. Update t picks agent i uniformly among all agents and j uniformly among the
  *     accounts i follows (NDlib: a uniform node, then a uniform neighbour; an agent that follows
  *     nobody wastes its update); if |x_i - x_j| < eps (strict, as in the paper and NDlib) both
- *     move: x_i += mu (x_j - x_i), x_j += mu (x_i - x_j), from the values before the update. The
+ *     move: x_i += mu (x_j - x_i), x_j += mu (x_i - x_j), from the values before the update (j
+ *     moves even where it does not follow i back; NDlib's graphs are undirected). The
  *     sum of opinions is kept up to float32 rounding (at most 2^-24 per update for |x| <= 1).
  *     NDlib fixes mu = 0.5 (both move to the average); the paper takes mu in (0, 0.5]. The updates
  *     are sequential, so this scheme runs on one thread whatever `--threads` says (a kernel declared
@@ -28,8 +29,8 @@
  *   |x_j - x_i| < eps instead of the paper's <= eps. An agent with nobody within eps (possible only
  *   without self) keeps its opinion. NDlib's HKModel excludes the agent and uses a strict bound
  *   (`includeSelf: false, strict: true` reproduce its rule), but it updates agents one at a time in
- *   place (its HKModel.py assigns after its loop over N random picks, so one agent changes per
- *   iteration); socsim keeps the synchronous scheme of the paper, O(edges) per step.
+ *   place (ndlib/models/opinions/HKModel.py, master of 2024, assigns after its loop over N random
+ *   picks, so one agent changes per iteration); socsim keeps the synchronous scheme of the paper, O(edges) per step.
  * Opinions live in the agent column `opinion` (float32 in [-1, 1]); the voter state in `vote`.
  * Initial opinions: `initialOpinions.ts`. Voter: each of `states` opinions with equal
  * probability (NDlib draws two states evenly), or with the given `shares`.
