@@ -1,79 +1,45 @@
 /**
- * Opinion baselines on the follow graph, synchronous (every agent updates from the opinions at the
- * start of the step); a user is influenced by the accounts it follows.
+ * Opinion baselines on the follow graph; a user is influenced by the accounts it follows. Each
+ * model's update scheme, with its source and the options that give NDlib's variant:
  *
- * - Voter: each agent copies the discrete state of one followed account picked uniformly.
- * - DeGroot: each agent's opinion becomes the mean of its own (weight `selfWeight`) and its
- *   followees' opinions.
- * - Deffuant (bounded confidence, pairwise): each agent picks one followee uniformly and moves
- *   toward it by mu * (x_j - x_i) if |x_j - x_i| < eps. Variant: NDlib and Deffuant et al. (2000)
- *   update both ends of a random pair, one pair at a time; here every agent updates once per step,
- *   one-sided and synchronously, so a step is O(agents) and thread-count independent.
- * - Hegselmann-Krause: each agent's opinion becomes the mean of the opinions within eps of its own
- *   among itself and its followees (O(edges) per step).
- * Opinions live in the agent column `opinion` (float in [-1, 1]); the voter state in `vote`.
- *
- * Initial state (`initial`, drawn in `init` from the counter RNG, stream `opinion.initial`, so one
- * seed gives DeGroot, Deffuant and Hegselmann-Krause the same start):
- * - `uniform` on [lo, hi] (default [-1, 1], socsim's opinion scale; NDlib starts its
- *   bounded-confidence models uniform on [0, 1]: lo = 0, hi = 1 gives that);
- * - `leanings`: the synthetic population's opinions as built (population/synthesize.ts): a mix of
- *   five bumps, one per political leaning (centres -1, -0.5, 0, 0.5, 1, weights 0.15, 0.2, 0.3,
- *   0.2, 0.15, spread 0.15, clipped to [-1, 1]); a homophilous graph was built on these.
- * Without `initial` the column is left as it is. Voter: each of `states` opinions with equal
+ * - Voter (synchronous): each agent copies the discrete state of one followed account picked
+ *   uniformly, all agents at once from the start-of-step states.
+ * - DeGroot (synchronous; DeGroot 1974): each agent's opinion becomes the mean of its own (weight
+ *   `selfWeight`) and its followees' opinions at the start of the step.
+ * - Deffuant bounded confidence, `scheme`:
+ *   - `pairwise` (default; Deffuant, Neau, Amblard and Weisbuch 2000, "Mixing beliefs among
+ *     interacting agents", Adv. Complex Syst. 3; NDlib's AlgorithmicBiasModel with gamma = 0):
+ *     a step is N pair updates, N the number of agents (one NDlib iteration), applied one after
+ *     another in place. Update t picks agent i uniformly among all agents and j uniformly among the
+ *     accounts i follows (NDlib: a uniform node, then a uniform neighbour; an agent that follows
+ *     nobody wastes its update); if |x_i - x_j| < eps (strict, as in the paper and NDlib) both
+ *     move: x_i += mu (x_j - x_i), x_j += mu (x_i - x_j), from the values before the update (j
+ *     moves even where it does not follow i back; NDlib's graphs are undirected). The
+ *     sum of opinions is kept up to float32 rounding (at most 2^-24 per update for |x| <= 1).
+ *     NDlib fixes mu = 0.5 (both move to the average); the paper takes mu in (0, 0.5]. The updates
+ *     are sequential, so this scheme runs on one thread whatever `--threads` says (a kernel declared
+ *     `sequential`: one chunk); draws are keyed by (seed, step, update index), so the bytes do not
+ *     depend on the thread count.
+ *   - `synchronous` (socsim's own variant, the only one before issue 15): every agent picks one
+ *     followee uniformly and moves toward it by mu (x_j - x_i) if |x_j - x_i| < eps, all at once
+ *     from the start-of-step opinions; one-sided, so the mean opinion drifts. Parallel, O(agents).
+ * - Hegselmann-Krause (synchronous; Hegselmann and Krause 2002, JASSS 5(3) 2): each agent's opinion
+ *   becomes the mean of the start-of-step opinions within eps of its own, among its followees and
+ *   (`includeSelf`, default true, as in the paper) itself; `strict` (default false) uses
+ *   |x_j - x_i| < eps instead of the paper's <= eps. An agent with nobody within eps (possible only
+ *   without self) keeps its opinion. NDlib's HKModel excludes the agent and uses a strict bound
+ *   (`includeSelf: false, strict: true` reproduce its rule), but it updates agents one at a time in
+ *   place (ndlib/models/opinions/HKModel.py, master of 2024, assigns after its loop over N random
+ *   picks, so one agent changes per iteration); socsim keeps the synchronous scheme of the paper, O(edges) per step.
+ * Opinions live in the agent column `opinion` (float32 in [-1, 1]); the voter state in `vote`.
+ * Initial opinions: `initialOpinions.ts`. Voter: each of `states` opinions with equal
  * probability (NDlib draws two states evenly), or with the given `shares`.
  */
-import { z } from 'zod';
 import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, below, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
-
-export const INITIAL_KINDS = ['uniform', 'leanings'] as const;
-export interface InitialOpinion {
-  kind: (typeof INITIAL_KINDS)[number];
-  /** Bounds of `uniform`, in [-1, 1]. */
-  lo?: number;
-  hi?: number;
-}
-
-/**
- * The `initial` scenario parameter. `lo`/`hi` apply to `uniform` only; they carry defaults because
- * `--set initial.kind=leanings` merges into the parsed defaults, so only values other than the
- * defaults count as given with `leanings`.
- */
-export function initialOpinionParam(kind: InitialOpinion['kind']) {
-  return z
-    .strictObject({
-      kind: z.enum(INITIAL_KINDS).default(kind),
-      lo: z.number().min(-1).max(1).default(-1),
-      hi: z.number().min(-1).max(1).default(1),
-    })
-    .superRefine((v, ctx) => {
-      if (v.lo > v.hi) ctx.addIssue({ code: 'custom', path: ['hi'], message: `must be >= lo (${v.lo})` });
-      if (v.kind === 'leanings' && (v.lo !== -1 || v.hi !== 1)) {
-        ctx.addIssue({ code: 'custom', path: [v.lo !== -1 ? 'lo' : 'hi'], message: 'applies to kind "uniform" only' });
-      }
-    })
-    .default({ kind, lo: -1, hi: 1 })
-    .describe('initial opinions: {kind: "uniform", lo, hi} (uniform on [lo, hi] within [-1, 1]) or {kind: "leanings"} (the population\'s five-bump mix)');
-}
-
-/** Checks `initial` when a phase is built (throws on bounds outside -1 <= lo <= hi <= 1). */
-function checkInitial(initial: InitialOpinion | undefined): void {
-  if (!initial) return;
-  if (!INITIAL_KINDS.includes(initial.kind)) throw new Error(`initial opinions: kind must be one of ${INITIAL_KINDS.join(', ')} (got ${initial.kind})`);
-  const { lo = -1, hi = 1 } = initial;
-  if (!(lo >= -1 && lo <= hi && hi <= 1)) throw new Error(`initial opinions need -1 <= lo <= hi <= 1 (got ${lo}, ${hi})`);
-}
-
-function initOpinions(world: World, initial: InitialOpinion | undefined): void {
-  if (!initial || initial.kind === 'leanings') return;
-  const { lo = -1, hi = 1 } = initial;
-  const x = world.agents.columns.opinion as Float32Array;
-  const key = keyOf(world.seed, streamOf('opinion.initial'), 0);
-  for (let i = 0; i < x.length; i++) x[i] = lo + (hi - lo) * uniform(key, i);
-}
+import { checkInitial, initOpinions, type InitialOpinion } from './initialOpinions.ts';
 
 /** `shares`: relative weights of the `states` opinions at the start (default equal). */
 export function voter(o: { states?: number; shares?: readonly number[] } = {}): Phase {
@@ -135,10 +101,15 @@ function sharesCdf(shares: readonly number[], k: number): Float64Array {
   return cdf;
 }
 
+/**
+ * An opinion phase: `initial` fills the column in `init`; `step` either writes the next opinions to
+ * `out` (synchronous schemes, copied back after the step) or, with `inPlace`, updates x itself.
+ */
 function opinionModel(
   name: string,
   initial: InitialOpinion | undefined,
-  step: (world: Parameters<Phase['run']>[0], ctx: Parameters<Phase['run']>[1], x: Float32Array, out: Float32Array) => Promise<unknown>,
+  step: (world: World, ctx: StepContext, x: Float32Array, out: Float32Array) => Promise<unknown>,
+  inPlace = false,
 ): Phase {
   checkInitial(initial);
   let out: Float32Array;
@@ -148,12 +119,12 @@ function opinionModel(
     writes: ['opinion'],
     init(world) {
       initOpinions(world, initial);
-      out = sharedArray('f32', world.agents.length);
+      out = inPlace ? new Float32Array(0) : sharedArray('f32', world.agents.length);
     },
     async run(world, ctx) {
       const x = world.agents.columns.opinion as Float32Array;
       await step(world, ctx, x, out);
-      await world.exec.run(K.copy, { out: x, src: out }, world.agents.length);
+      if (!inPlace) await world.exec.run(K.copy, { out: x, src: out }, world.agents.length);
     },
   };
 }
@@ -165,7 +136,26 @@ export function degroot(o: { selfWeight?: number; initial?: InitialOpinion } = {
   );
 }
 
-export function deffuant(o: { eps: number; mu: number; initial?: InitialOpinion }): Phase {
+export const DEFFUANT_SCHEMES = ['pairwise', 'synchronous'] as const;
+export type DeffuantScheme = (typeof DEFFUANT_SCHEMES)[number];
+
+/** Deffuant bounded confidence; `scheme` defaults to `pairwise` (see the top of this file). */
+export function deffuant(o: { eps: number; mu: number; scheme?: DeffuantScheme; initial?: InitialOpinion }): Phase {
+  const scheme = o.scheme ?? 'pairwise';
+  if (!DEFFUANT_SCHEMES.includes(scheme)) throw new Error(`deffuant scheme must be one of ${DEFFUANT_SCHEMES.join(', ')} (got ${scheme})`);
+  if (scheme === 'pairwise') {
+    return opinionModel(
+      'deffuant',
+      o.initial,
+      async (w, ctx, x) => {
+        const n = w.agents.length;
+        const G = w.graph.following;
+        // N pair updates, one after another (a sequential kernel: one chunk, one thread).
+        await w.exec.run(K.pairwiseBounded, { offsets: G.offsets, targets: G.targets, x, eps: o.eps, mu: o.mu, agents: n, key: ctx.key('deffuant') }, n);
+      },
+      true,
+    );
+  }
   let partner: Int32Array | undefined;
   return opinionModel('deffuant', o.initial, async (w, ctx, x, out) => {
     const n = w.agents.length;
@@ -177,9 +167,12 @@ export function deffuant(o: { eps: number; mu: number; initial?: InitialOpinion 
   });
 }
 
-export function hegselmannKrause(o: { eps: number; initial?: InitialOpinion }): Phase {
+/** Hegselmann-Krause; `includeSelf` (default true) and `strict` (default false) as at the top of this file. */
+export function hegselmannKrause(o: { eps: number; includeSelf?: boolean; strict?: boolean; initial?: InitialOpinion }): Phase {
+  const self = (o.includeSelf ?? true) ? 1 : 0;
+  const strict = o.strict ? 1 : 0;
   return opinionModel('hegselmann-krause', o.initial, (w, _ctx, x, out) =>
-    w.exec.run(K.segmentBoundedMean, { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, eps: o.eps }, w.agents.length),
+    w.exec.run(K.segmentBoundedMean, { offsets: w.graph.following.offsets, targets: w.graph.following.targets, x, out, eps: o.eps, self, strict }, w.agents.length),
   );
 }
 

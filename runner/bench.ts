@@ -152,7 +152,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       sir: () => [sir({ beta: 0.05, gamma: 0.2, seeds: 'random', seedCount: 1000 })],
       lt: () => [linearThreshold({ seeds: 'random', seedCount: 50_000 })],
       degroot: () => [degroot()],
-      deffuant: () => [deffuant({ eps: 0.3, mu: 0.5 })],
+      deffuant: () => [deffuant({ eps: 0.3, mu: 0.5, scheme: 'synchronous' })],
       hk: () => [hegselmannKrause({ eps: 0.2 })],
     };
     for (const t of [1, 2]) {

@@ -167,7 +167,7 @@ export function buildProgram(): Command {
 
   const run = program
     .command('run')
-    .description(`Run a scenario and write its run directory.\nBundled scenarios: ${bundledScenarios().join(', ')}`)
+    .description(`Run a scenario and write its run directory.\nBundled scenarios: ${bundledScenarios().join(', ')}\n(socsim describe <scenario> lists its parameters with their defaults; for the opinion models also the update scheme, its source, and the options that give NDlib's variant)`)
     .argument('[scenario]', 'a bundled scenario name or a path to a scenario .ts file (not with --resume)')
     .option('--agents <n>', 'number of agents (default: the scenario\'s); with --graph, node ids are 0..n-1 as-is', intFlag('--agents', 1, 2 ** 31 - 2))
     .option('--steps <n>', 'number of steps (default: the scenario\'s)', intFlag('--steps', 0))

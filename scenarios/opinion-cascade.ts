@@ -9,7 +9,8 @@
 import { z } from 'zod';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { independentCascade } from '../models/cascade.ts';
-import { hegselmannKrause, initialOpinionParam, opinionStats } from '../models/opinion.ts';
+import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
+import { initialOpinionParam } from '../models/initialOpinions.ts';
 import { seedSpec } from '../models/seeds.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 

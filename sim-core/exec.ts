@@ -99,6 +99,11 @@ export function chunkRanges(rows: number, opts: RunOptions = {}): Array<[number,
   return ranges;
 }
 
+/** The chunking a kernel runs under: a sequential kernel (`KernelSpec.sequential`) is one chunk. */
+export function kernelRanges(kernel: AnyKernel, opts: RunOptions = {}): RunOptions {
+  return kernel.spec.sequential ? { parts: 1 } : opts;
+}
+
 export function sumPartials(parts: number[][]): number[] {
   const total: number[] = [];
   for (const p of parts) {
@@ -113,7 +118,7 @@ class InlineExecutor implements Executor {
   readonly threads = 1;
   async run(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
     checkArgs(kernel, args);
-    return chunkRanges(rows, opts).map(([a, b]) => kernel.fn(args, a, b) ?? []);
+    return chunkRanges(rows, kernelRanges(kernel, opts)).map(([a, b]) => kernel.fn(args, a, b) ?? []);
   }
   async reduce(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
@@ -184,7 +189,7 @@ class PoolExecutor implements Executor {
         wire[k] = ref;
       } else wire[k] = v;
     }
-    const ranges = chunkRanges(rows, opts);
+    const ranges = chunkRanges(rows, kernelRanges(kernel, opts));
     const settled = await Promise.allSettled(
       ranges.map(async ([start, end]) => {
         const task: Task = { module: kernel.module, kernel: kernel.name, start, end, args: wire, logStart, forget };

@@ -60,6 +60,11 @@ export interface KernelSpec {
   writes: Readonly<Record<string, ArgTag>>;
   /** Scalar parameters (numbers). */
   params: readonly string[];
+  /**
+   * The rows are the iterations of one loop that must run in order (each may read what an earlier
+   * one wrote, anywhere in its arrays): executors always run it as a single chunk, on one thread.
+   */
+  sequential?: boolean;
 }
 
 type Req<R> = { [K in keyof R as R[K] extends `${string}?` ? never : K]: R[K] extends ArrayTag ? ArrayTypes[R[K]] : never };

@@ -2,9 +2,9 @@
  * sim-core's kernels: the domain-free part of the kernel list (map, gather, CSR spread and segment
  * means, sampling, reductions, compaction, CSR construction). Each follows the contract in
  * `kernel.ts`; phases run them through an executor (`exec.ts`), which splits the rows into fixed
- * chunks and runs each chunk in the main thread (`--threads 1`) or in a worker. `spread` and
- * `compactMask` are the two that write outside [start, end): `spread` only idempotent marks,
- * `compactMask` the disjoint output range its chunk's prefix sum gives it.
+ * chunks and runs each chunk in the main thread (`--threads 1`) or in a worker. Three write
+ * outside [start, end): `spread` only idempotent marks, `compactMask` the disjoint output range its
+ * chunk's prefix sum gives it, and `pairwiseBounded`, declared `sequential` (always one chunk).
  *
  * CSR arguments: `offsets` (Int32Array or Float64Array, length n + 1) and `targets` (Int32Array);
  * row v's neighbours are targets[offsets[v] .. offsets[v + 1]).
@@ -126,25 +126,28 @@ const segmentMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'fl
 });
 
 /**
- * Bounded-confidence mean (Hegselmann-Krause): out[v] = mean of x[u] over u in {v} ∪ N(v) with
- * |x[u] - x[v]| <= eps.
+ * Bounded-confidence mean (Hegselmann-Krause): out[v] = mean of x[u] over the neighbours u of v,
+ * and v itself when self = 1, whose opinion is within eps of x[v]: |x[u] - x[v]| <= eps, or < eps
+ * when strict = 1. A row with nobody within eps (only possible with self = 0) keeps x[v].
  */
-const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'f32' }, writes: { out: 'f32' }, params: ['eps'] }, (a, start, end): void => {
+const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'f32' }, writes: { out: 'f32' }, params: ['eps', 'self', 'strict'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, x: X, out: Out, eps } = a;
+  const self = a.self !== 0;
+  const strict = a.strict !== 0;
   for (let v = start; v < end; v++) {
     const xv = X[v];
-    let s = xv;
-    let c = 1;
+    let s = self ? xv : 0;
+    let c = self ? 1 : 0;
     const hi = Off[v + 1];
     for (let j = Off[v]; j < hi; j++) {
       const xu = X[Tgt[j]];
       const d = xu - xv;
-      if (d <= eps && d >= -eps) {
+      if (strict ? d < eps && d > -eps : d <= eps && d >= -eps) {
         s += xu;
         c++;
       }
     }
-    Out[v] = s / c;
+    Out[v] = c > 0 ? s / c : xv;
   }
 });
 
@@ -188,6 +191,37 @@ const boundedStep = kernel({ reads: { x: 'f32', partner: 'i32' }, writes: { out:
     const d = X[j] - xi;
     Out[i] = d < eps && d > -eps ? xi + mu * d : xi;
   }
+});
+
+/**
+ * Pairwise bounded confidence (Deffuant et al. 2000), sequential: for each update t in
+ * [start, end), in order, agent i = floor(u0 * agents) and j = a uniform neighbour of i (u0, u1 =
+ * uniform(key, t, 0 and 1)); if |x[i] - x[j]| < eps both move, from the values before the update:
+ * x[i] += mu * (x[j] - x[i]), x[j] -= mu * (x[j] - x[i]). Rows without neighbours skip their
+ * update. Rows are updates, not agents, and x is written anywhere: the result depends on the order,
+ * so it is declared `sequential` and every executor runs it as one chunk, on one thread.
+ * Returns [pairs that moved].
+ */
+const pairwiseBounded = kernel({ reads: { offsets: 'offsets', targets: 'i32' }, writes: { x: 'f32' }, params: ['eps', 'mu', 'agents', 'key'], sequential: true }, (a, start, end): number[] => {
+  const { offsets: Off, targets: Tgt, x: X, eps, mu, agents, key } = a;
+  let moved = 0;
+  for (let t = start; t < end; t++) {
+    const i = Math.floor(uniform(key, t, 0) * agents);
+    const lo = Off[i];
+    const deg = Off[i + 1] - lo;
+    if (deg === 0) continue;
+    const j = Tgt[lo + Math.floor(uniform(key, t, 1) * deg)];
+    const xi = X[i];
+    const xj = X[j];
+    const d = xj - xi;
+    if (d < eps && d > -eps) {
+      const m = mu * d;
+      X[i] = xi + m;
+      X[j] = xj - m;
+      moved++;
+    }
+  }
+  return [moved];
 });
 
 /** out[i] = 1 with probability p (keyed by row), else 0. */
@@ -306,6 +340,7 @@ export const kernels = kernelList(import.meta.url, {
   segmentBoundedMean,
   thresholdMark,
   boundedStep,
+  pairwiseBounded,
   bernoulli,
   broadcast,
   moments,

@@ -8,28 +8,14 @@ import { createExecutor, type Executor } from '../../sim-core/exec.ts';
 import { measureInitial, runStep, type Phase, type World } from '../../sim-core/phase.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { createTable, sharedArray, type Schema } from '../../sim-core/table.ts';
+import { makeWorld as buildWorld } from './worlds.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());
 
-/**
- * A world over a hand-built graph. `follows` lists edges u -> v, "u follows v": v influences u.
- * The agent table starts with an `opinion` column (f32) when `opinion` is given.
- */
-async function makeWorld(n: number, follows: Array<[number, number]>, o: { seed?: number; opinion?: number[]; directed?: boolean; ex?: Executor } = {}): Promise<World> {
-  const ex = o.ex ?? exec;
-  const src = sharedArray('i32', follows.length);
-  const dst = sharedArray('i32', follows.length);
-  follows.forEach(([u, v], k) => {
-    src[k] = u;
-    dst[k] = v;
-  });
-  const graph = await buildGraph(ex, n, src, dst, o.directed ?? true);
-  const schema: Schema = o.opinion ? { opinion: { type: 'f32' } } : {};
-  const agents = createTable(schema, n);
-  if (o.opinion) (agents.columns.opinion as Float32Array).set(o.opinion);
-  return { agents, graph, exec: ex, seed: o.seed ?? 1, stepSeconds: 3600 };
-}
+/** A world over a hand-built graph (see worlds.ts), on the inline executor unless `ex` says otherwise. */
+const makeWorld = (n: number, follows: Array<[number, number]>, o: { seed?: number; opinion?: number[]; directed?: boolean; ex?: Executor } = {}): Promise<World> =>
+  buildWorld(o.ex ?? exec, n, follows, o);
 
 async function init(world: World, phases: Phase[]): Promise<void> {
   for (const p of phases) await p.init?.(world);
@@ -430,7 +416,7 @@ describe('Hegselmann-Krause', () => {
   }
 });
 
-describe('Deffuant', () => {
+describe('Deffuant, scheme synchronous', () => {
   it('moves toward the (only) followee by mu * d only when |d| < eps, synchronously', async () => {
     // 0 follows 1 (d = 0.2); 1 follows 0 (d = -0.2); 2 follows 3 (d = 0.5, too far);
     // 3 follows nobody; 4 follows 5 (d = -0.25).
@@ -444,7 +430,7 @@ describe('Deffuant', () => {
       ],
       { opinion: [0, 0.2, 0, 0.5, 0.5, 0.25] },
     );
-    const phases = [deffuant({ eps: 0.3, mu: 0.5 })];
+    const phases = [deffuant({ eps: 0.3, mu: 0.5, scheme: 'synchronous' })];
     await init(w, phases);
     await runStep(w, phases, 0);
     const x1 = [0.1, 0.1, 0, 0.5, 0.375, 0.25];
@@ -455,7 +441,7 @@ describe('Deffuant', () => {
   });
 
   it('one phase object can be initialised again for a larger world', async () => {
-    const phase = deffuant({ eps: 0.3, mu: 0.5 });
+    const phase = deffuant({ eps: 0.3, mu: 0.5, scheme: 'synchronous' });
     const small = await makeWorld(2, [[0, 1]], { opinion: [0, 0.2] });
     await init(small, [phase]);
     await runStep(small, [phase], 0);
@@ -476,7 +462,7 @@ describe('Deffuant', () => {
     x[0] = -0.1;
     x[1] = 0.1;
     const w = await makeWorld(n, follows, { opinion: x, seed: 11 });
-    const phases = [deffuant({ eps: 0.5, mu: 1 })];
+    const phases = [deffuant({ eps: 0.5, mu: 1, scheme: 'synchronous' })];
     await init(w, phases);
     await runStep(w, phases, 0);
     const after = col(w, 'opinion').slice(2);

@@ -87,18 +87,20 @@ describe('byte-identical output with 1, 2 and 4 threads over several chunks', ()
   });
 
   // Classic models: a contagion (edge-keyed draws, idempotent cross-chunk marks), a CSR segment
-  // mean, and a sampled-partner model; the opinion models also reduce floating-point moments
-  // across chunks for their metrics, where summation order matters.
+  // mean, a sequential pair-update model (one chunk, whatever the thread count) and a
+  // sampled-partner model; the opinion models also reduce floating-point moments across chunks for
+  // their metrics, where summation order matters.
   const classic: Array<[string, string[]]> = [
     ['sir', ['--set', 'seedCount=2000', '--set', 'beta=0.1']],
     ['hegselmann-krause', []],
     ['deffuant', []],
+    ['deffuant', ['--set', 'scheme=synchronous']],
   ];
   for (const [model, extra] of classic) {
-    it(`${model}: 150,000 agents, 4 steps, snapshots every 2`, { timeout: CLASSIC_TIMEOUT_MS }, () => {
+    it(`${[model, ...extra.filter((a) => a !== '--set')].join(' ')}: 150,000 agents, 4 steps, snapshots every 2`, { timeout: CLASSIC_TIMEOUT_MS }, () => {
       const agents = 150_000;
       expect(Math.ceil(agents / CHUNK_ROWS)).toBeGreaterThanOrEqual(3);
-      const { dir, files } = expectSameFilesAcrossThreads(model, [
+      const { dir, files } = expectSameFilesAcrossThreads([model, ...extra.filter((a) => a !== '--set')].join('-').replace(/[^a-z0-9-]/gi, '_'), [
         'run', model, '--agents', String(agents), '--steps', '4', '--seed', '5', '--snapshot-every', '2', ...extra,
       ]);
       expect(files).toEqual(['agents/step-000000.arrow', 'agents/step-000002.arrow', 'agents/step-000004.arrow', 'graph.arrow', 'metrics.arrow']);

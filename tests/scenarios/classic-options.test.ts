@@ -18,7 +18,7 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 async function run(name: string, params: Record<string, unknown>, o: { agents?: number; steps?: number; seed?: number } = {}) {
   const { scenario } = await loadScenario(name);
-  const out = path.join(tmp, `${name}-${Object.keys(params).join('-')}-${o.seed ?? 1}`);
+  const out = path.join(tmp, `${name}-${JSON.stringify(params).replace(/[^a-z0-9]+/gi, '_')}-${o.agents ?? 1000}-${o.steps ?? 2}-${o.seed ?? 1}`);
   const { manifest } = await runScenario(scenario, { agents: o.agents ?? 1000, steps: o.steps ?? 2, seed: o.seed ?? 1, params, out });
   const metrics = readArrowFile(path.join(out, 'metrics.arrow'));
   const column = (name: string) => Array.from(metrics.getChild(name)!.toArray() as ArrayLike<number>, Number);
@@ -94,6 +94,31 @@ describe('scenario options', () => {
     expect(narrow.manifest.parameters.initial).toEqual({ kind: 'uniform', lo: 0, hi: 0.5 });
   });
 
+  it('deffuant runs the pairwise scheme unless told otherwise, and says so in the manifest; HK records its options', async () => {
+    const r = await run('deffuant', {}, { agents: 500, steps: 3 });
+    expect(r.manifest.parameters.scheme).toBe('pairwise');
+    // Pairwise moves keep the mean (to float32 rounding); the synchronous one-sided moves do not.
+    const mean = r.column('opinion_mean');
+    expect(Math.abs(mean[3] - mean[0])).toBeLessThan(3 * 500 * 2 ** -24 / 500);
+    const s = await run('deffuant', { scheme: 'synchronous' }, { agents: 500, steps: 3 });
+    expect(Math.abs(s.column('opinion_mean')[3] - s.column('opinion_mean')[0])).toBeGreaterThan(1e-4);
+    const hk = await run('hegselmann-krause', { includeSelf: false, strict: true }, { agents: 500, steps: 1 });
+    expect([hk.manifest.parameters.includeSelf, hk.manifest.parameters.strict]).toEqual([false, true]);
+  });
+
+  it('initial opinions from a file and from an agent column, for every opinion model', async () => {
+    const file = path.join(tmp, 'opinions.txt');
+    const x = Array.from({ length: 300 }, (_, i) => ((i % 7) - 3) / 4);
+    fs.writeFileSync(file, `# one per agent\n${x.join('\n')}\n`);
+    for (const name of ['degroot', 'deffuant', 'hegselmann-krause']) {
+      const r = await run(name, { initial: { kind: 'file', path: file } }, { agents: 300, steps: 1 });
+      expect(Array.from(r.snapshot(0).getChild('opinion')!.toArray() as Float32Array), name).toEqual(x);
+    }
+    const c = await run('hegselmann-krause', { initial: { kind: 'column', column: 'leaning', values: [-1, -0.5, 0, 0.5, 1] } }, { agents: 300, steps: 1 });
+    const leaning = synthesizePopulation(300, 1).agents.columns.leaning as Uint8Array;
+    expect(Array.from(c.snapshot(0).getChild('opinion')!.toArray() as Float32Array)).toEqual(Array.from(leaning, (l) => [-1, -0.5, 0, 0.5, 1][l]));
+  });
+
   it('voter shares set the starting mix', async () => {
     const r = await run('voter', { states: 3, shares: [1, 0, 1] }, { steps: 1 });
     expect(r.column('vote_1')[0]).toBe(0);
@@ -115,12 +140,27 @@ describe('bad options are input errors that name the field', () => {
     ['hegselmann-krause', { initial: { kind: 'leanings', lo: 0 } }, /parameter initial\.lo: applies to kind "uniform" only/],
     ['degroot', { initial: { mean: 0 } }, /unknown parameter initial\.mean; known under initial: kind, lo, hi/],
     ['voter', { states: 3, shares: [1, 1] }, /parameter shares: needs 3 weights/],
+    ['deffuant', { scheme: 'async' }, /parameter scheme: .*"pairwise"\|"synchronous"/],
+    ['deffuant', { pairs: 10 }, /unknown parameter pairs/],
+    ['hegselmann-krause', { includeSelf: 'no' }, /parameter includeSelf: .*boolean/],
+    ['hegselmann-krause', { strict: 1 }, /parameter strict: .*boolean/],
+    ['degroot', { initial: { kind: 'file' } }, /parameter initial\.path: kind "file" needs the path of an opinions file/],
+    ['deffuant', { initial: { kind: 'column', column: 'leaning', path: 'x.txt' } }, /parameter initial\.path: applies to kind "file" only/],
   ];
   for (const [name, params, re] of cases) {
     it(`${name} ${JSON.stringify(params)}`, async () => {
       expect(await paramError(name, params)).toMatch(re);
     });
   }
+
+  it('a bad opinions file: the CLI exits 2 with one line naming the file and line', () => {
+    const bin = fileURLToPath(new URL('../../bin/socsim.mjs', import.meta.url));
+    const file = path.join(tmp, 'bad-opinions.txt');
+    fs.writeFileSync(file, '0.5\n0.25\n1.5\n');
+    const r = spawnSync(process.execPath, [bin, 'run', 'deffuant', '--agents', '10', '--set', 'initial.kind=file', '--set', `initial.path=${file}`, '--out', path.join(tmp, 'cli-file'), '--quiet'], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([`socsim: initial opinions file ${file} line 3: 1.5 is outside [-1, 1]`]);
+  });
 
   it('the CLI exits 2 with the field named', () => {
     const bin = fileURLToPath(new URL('../../bin/socsim.mjs', import.meta.url));

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../../sim-core/kernel.ts';
-import { chunkRanges, createExecutor, type Executor, type RunOptions } from '../../sim-core/exec.ts';
+import { chunkRanges, createExecutor, kernelRanges, type Executor, type RunOptions } from '../../sim-core/exec.ts';
 import { kernels as core } from '../../sim-core/kernels.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
@@ -58,7 +58,7 @@ class CheckingExecutor implements Executor {
     if (JSON.stringify(mine) !== JSON.stringify(theirs)) this.mismatches.push(`${id}: partial results differ`);
     const s = this.seen.get(id) ?? { calls: 0, chunks: 0 };
     s.calls++;
-    s.chunks = Math.max(s.chunks, chunkRanges(rows, opts).length);
+    s.chunks = Math.max(s.chunks, chunkRanges(rows, kernelRanges(k as AnyKernel, opts)).length);
     this.seen.set(id, s);
     return theirs;
   }
@@ -73,8 +73,8 @@ class CheckingExecutor implements Executor {
   async close(): Promise<void> {}
 }
 
-/** Every kernel declared in the source tree, by `file:name`. */
-async function declaredKernels(): Promise<string[]> {
+/** Every kernel declared in the source tree, by `file:name`; `sequential` collects those declared sequential. */
+async function declaredKernels(sequential: string[] = []): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const name of fs.readdirSync(dir)) {
@@ -82,7 +82,10 @@ async function declaredKernels(): Promise<string[]> {
       if (fs.statSync(p).isDirectory()) await walk(p);
       else if (name === 'kernels.ts') {
         const list = ((await import(pathToFileURL(p).href)) as { kernels: Record<string, AnyKernel> }).kernels;
-        for (const k of Object.values(list)) out.push(`${path.relative(ROOT, p)}:${k.name}`);
+        for (const k of Object.values(list)) {
+          out.push(`${path.relative(ROOT, p)}:${k.name}`);
+          if (k.spec.sequential) sequential.push(`${path.relative(ROOT, p)}:${k.name}`);
+        }
       }
     }
   };
@@ -147,15 +150,26 @@ describe('kernel parity: inline and worker pool', () => {
     await check.run(core.broadcast, { out: outF, table, group }, n);
     await check.run(core.fill, { out: outF, value: 0.25 }, n);
     await check.reduce(core.histogram, { x: outF, bins: 8, lo: -1, hi: 1 }, n);
+    // Deffuant's synchronous scheme (the deffuant scenario runs the pairwise one by default).
+    const x = sharedArray('f32', n);
+    const partner = sharedArray('i32', n);
+    for (let i = 0; i < n; i++) {
+      x[i] = Math.sin(i);
+      partner[i] = i % 5 === 0 ? -1 : (i * 7919) % n;
+    }
+    await check.run(core.boundedStep, { x, out: outF, partner, eps: 0.5, mu: 0.3 }, n);
     expect(check.mismatches).toEqual([]);
   });
 
-  it('every declared kernel was checked, split into several chunks', async () => {
-    const declared = await declaredKernels();
+  it('every declared kernel was checked, split into several chunks (one for a sequential kernel)', async () => {
+    const sequential: string[] = [];
+    const declared = await declaredKernels(sequential);
     expect(declared.length).toBeGreaterThan(20);
     const missing = declared.filter((k) => !check.seen.has(k));
     expect(missing).toEqual([]);
-    const single = declared.filter((k) => (check.seen.get(k)?.chunks ?? 0) < 2);
+    const single = declared.filter((k) => !sequential.includes(k) && (check.seen.get(k)?.chunks ?? 0) < 2);
     expect(single).toEqual([]);
+    expect(sequential).toEqual(['sim-core/kernels.ts:pairwiseBounded']);
+    expect(sequential.map((k) => check.seen.get(k)?.chunks)).toEqual([1]);
   });
 });
