@@ -25,6 +25,8 @@ export interface Manifest {
   backend: 'cpu' | 'webgpu';
   /** The WebGPU adapter that ran the kernels (backend webgpu). */
   adapter?: string;
+  /** Backend webgpu: kernel calls by name, on the device and on the CPU, since this process started the run (or resumed it). */
+  kernel_calls?: { webgpu: Record<string, number>; cpu: Record<string, number> };
   agents: number;
   edges: number;
   directed: boolean;

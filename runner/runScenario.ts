@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
-import { backendOf, openBackend, type BackendName } from '../sim-core/backend.ts';
+import { backendOf, kernelCalls, openBackend, type BackendName } from '../sim-core/backend.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
@@ -402,6 +402,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.steps_completed = done;
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
       if (checkpointDue) checkpoint(done);
+      manifest.kernel_calls = kernelCalls(exec);
       writeJsonAtomic(manifestFile, manifest);
       o.onStep?.(step, steps, wall, m);
     }

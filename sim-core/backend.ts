@@ -24,6 +24,12 @@ export function backendOf(exec: Executor): Omit<Backend, 'exec'> {
   return exec instanceof GpuExecutor ? { backend: 'webgpu', adapter: exec.gpu.adapter } : { backend: 'cpu' };
 }
 
+/** For the manifest: a GPU executor's kernel calls by where they ran; undefined on the CPU backend. */
+export function kernelCalls(exec: Executor): { webgpu: Record<string, number>; cpu: Record<string, number> } | undefined {
+  if (!(exec instanceof GpuExecutor)) return undefined;
+  return { webgpu: Object.fromEntries(exec.counts.gpu), cpu: Object.fromEntries(exec.counts.cpu) };
+}
+
 export async function openBackend(name: BackendName, threads: number, log: (line: string) => void = () => {}): Promise<Backend> {
   if (name === 'cpu') return { exec: createExecutor(threads), backend: 'cpu' };
   const gpu = await openGpu();

@@ -14,7 +14,7 @@ export interface Gpu {
   device: GPUDevice;
   /** The adapter in words, e.g. "llvmpipe: Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6) 0.0.1 (mesa, software)". */
   adapter: string;
-  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupsPerDimension: number };
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupsPerDimension: number; maxStorageBuffersPerShaderStage: number; minStorageBufferOffsetAlignment: number };
   /** The GPU instance the device came from, held so it lives as long as the device. */
   instance: GPU;
   close(): void;
@@ -55,6 +55,9 @@ export async function openGpu(): Promise<Gpu | { unavailable: string }> {
     maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
     maxBufferSize: l.maxBufferSize,
     maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+    // Split arrays take several bindings (gpu/kernels.wgsl.ts): WebGPU's default of 8 is too few.
+    maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+    minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment,
   };
   const device = await adapter.requestDevice({ requiredLimits: limits });
   const i = adapter.info;

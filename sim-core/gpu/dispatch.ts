@@ -70,11 +70,11 @@ export async function runPass(
   return bytes;
 }
 
-/** A command encoder holding one compute pass of `pipeline` over grid `g`, buffers bound in order. */
-export function encodePass(device: GPUDevice, pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[], g: { x: number; y: number }): GPUCommandEncoder {
+/** A command encoder holding one compute pass of `pipeline` over grid `g`, buffers (or ranges) bound in order. */
+export function encodePass(device: GPUDevice, pipeline: GPUComputePipeline, buffers: ReadonlyArray<GPUBuffer | GPUBufferBinding>, g: { x: number; y: number }): GPUCommandEncoder {
   const bind = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
-    entries: buffers.map((b, i) => ({ binding: i, resource: { buffer: b } })),
+    entries: buffers.map((b, i) => ({ binding: i, resource: 'buffer' in b ? b : { buffer: b } })),
   });
   const enc = device.createCommandEncoder();
   const pass = enc.beginComputePass();

@@ -22,7 +22,8 @@ import { sumPartials, type Executor, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { encodePass, grid, uploadable } from './dispatch.ts';
-import { gpuKernelFor, type GpuCall } from './gpuKernels.ts';
+import { gpuKernelFor, isSplit, type GpuCall } from './gpuKernels.ts';
+import { SPLIT_PARTS } from './kernels.wgsl.ts';
 
 interface Resident {
   buffer: GPUBuffer;
@@ -52,7 +53,7 @@ export class GpuExecutor implements Executor {
   constructor(
     readonly gpu: Gpu,
     private readonly cpu: Executor,
-    private readonly opts: { timeKernels?: boolean } = {},
+    private readonly opts: { timeKernels?: boolean; maxBindingBytes?: number } = {},
   ) {
     this.threads = cpu.threads;
   }
@@ -60,7 +61,7 @@ export class GpuExecutor implements Executor {
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const k = kernel as unknown as AnyKernel;
     const a = args as Record<string, unknown>;
-    const call = rows > 0 ? gpuKernelFor(k, a, rows, this.gpu) : undefined;
+    const call = rows > 0 ? gpuKernelFor(k, a, rows, this.gpu, this.opts.maxBindingBytes) : undefined;
     if (!call) return this.onCpu(kernel, args, rows, opts);
     bump(this.counts.gpu, k.name);
     const t0 = performance.now();
@@ -172,7 +173,20 @@ export class GpuExecutor implements Executor {
     uniform.set(words);
     const ub = device.createBuffer({ size: uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(ub, 0, uniform);
-    const buffers = call.arrays.map((arr) => this.toDevice(arr));
+    const buffers: Array<GPUBuffer | GPUBufferBinding> = [];
+    for (const x of call.arrays) {
+      if (!isSplit(x)) {
+        buffers.push(this.toDevice(x));
+        continue;
+      }
+      // One buffer, bound as SPLIT_PARTS ranges; unused ranges repeat the first.
+      const buffer = this.toDevice(x.split);
+      const bytes = Math.max(4, x.split.byteLength);
+      for (let i = 0; i < SPLIT_PARTS; i++) {
+        const offset = i * x.partBytes < bytes ? i * x.partBytes : 0;
+        buffers.push({ buffer, offset, size: Math.min(x.partBytes, bytes - offset) });
+      }
+    }
     let result: GPUBuffer | undefined;
     if (call.resultWords) {
       result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });

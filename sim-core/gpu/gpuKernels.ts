@@ -9,14 +9,21 @@
  *   neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
  * - thresholdMark on a row of 2^28 or more neighbours (the share comparison; kernels.wgsl.ts);
  * - u8 kernels (gather, countCodes) and copy over part of an array, since they write whole words;
- * - any array larger than the adapter's largest storage binding (splitting is not done yet).
+ * - an array larger than the adapter's largest storage binding, except CSR targets, which are
+ *   bound as up to SPLIT_PARTS ranges of one buffer (kernels.wgsl.ts).
  */
 import type { AnyKernel } from '../kernel.ts';
 import { kernels as core } from '../kernels.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
-import { APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { SPLIT_PARTS, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+
+/** An array bound as SPLIT_PARTS ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
+export interface Split {
+  split: TypedArray;
+  partBytes: number;
+}
 
 export interface GpuCall {
   shader: string;
@@ -24,8 +31,8 @@ export interface GpuCall {
   gridRows: number;
   /** Uniform words after (gridRows, stride). */
   params: number[];
-  /** Storage bindings 1.. in order. */
-  arrays: TypedArray[];
+  /** Storage bindings 1.. in order (a split array takes SPLIT_PARTS of them). */
+  arrays: Array<TypedArray | Split>;
   /** Those of `arrays` the shader writes. */
   writes: TypedArray[];
   /** A result buffer of this many u32 words, bound last (zeroed), read back and passed to finish. */
@@ -53,18 +60,28 @@ const EXACT_SHARE = 2 ** 28;
 const is = (k: AnyKernel, decl: { name: string; module: string }) => k.name === decl.name && k.module === decl.module;
 const words = (bytes: number) => Math.ceil(bytes / 4);
 
-export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: number, gpu: Gpu): GpuCall | undefined {
-  const call = build(k, a, rows);
+/**
+ * The call for kernel k, or undefined for the CPU. `maxBinding` is the largest storage binding in
+ * bytes (the adapter's, or less to test splitting): CSR targets past it are split into up to
+ * SPLIT_PARTS ranges; any other array past it keeps the call on the CPU.
+ */
+export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: number, gpu: Gpu, maxBinding = gpu.limits.maxStorageBufferBindingSize): GpuCall | undefined {
+  // Ranges start at multiples of the offset alignment.
+  const align = gpu.limits.minStorageBufferOffsetAlignment;
+  const partBytes = Math.floor(maxBinding / align) * align;
+  const call = build(k, a, rows, partBytes);
   if (!call) return undefined;
-  const limit = gpu.limits.maxStorageBufferBindingSize;
-  return call.arrays.every((x) => x.byteLength <= limit) ? call : undefined;
+  return call.arrays.every((x) => (isSplit(x) ? x.split.byteLength <= SPLIT_PARTS * partBytes : x.byteLength <= maxBinding)) ? call : undefined;
 }
 
-function build(k: AnyKernel, a: Record<string, unknown>, rows: number): GpuCall | undefined {
+export const isSplit = (x: TypedArray | Split): x is Split => 'split' in x;
+
+function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number): GpuCall | undefined {
+  const part = partBytes / 4;
   if (is(k, core.sampleNeighbor)) {
     const { offsets, targets, out } = a as { offsets: TypedArray; targets: Int32Array; out: Int32Array };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
-    return { shader: SAMPLE_NEIGHBOR_WGSL, gridRows: rows, params: keyWords(a.key as number), arrays: [offsets, targets, out], writes: [out] };
+    return { shader: SAMPLE_NEIGHBOR_WGSL, gridRows: rows, params: [part, ...keyWords(a.key as number)], arrays: [offsets, { split: targets, partBytes }, out], writes: [out] };
   }
   if (is(k, core.gather)) {
     const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };
@@ -85,14 +102,14 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number): GpuCall 
   if (is(k, core.spread)) {
     const { offsets, targets, state, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; next: TypedArray };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(state instanceof Uint8Array && next instanceof Uint8Array) || state === next) return undefined;
-    const params = [a.from as number, a.susceptible as number, a.mark as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
-    return { shader: SPREAD_U8_WGSL, gridRows: rows, params, arrays: [offsets, targets, state, next], writes: [next], resultWords: 2 };
+    const params = [part, a.from as number, a.susceptible as number, a.mark as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
+    return { shader: SPREAD_U8_WGSL, gridRows: rows, params, arrays: [offsets, { split: targets, partBytes }, state, next], writes: [next], resultWords: 2 };
   }
   if (is(k, core.thresholdMark)) {
     const { offsets, targets, state, threshold, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; threshold: TypedArray; next: TypedArray };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_SHARE) return undefined;
     if (!(state instanceof Uint8Array && next instanceof Uint8Array && threshold instanceof Float32Array) || state === next || threshold.length < rows) return undefined;
-    return { shader: THRESHOLD_MARK_U8_WGSL, gridRows: rows, params: [a.from as number, a.value as number, a.mark as number], arrays: [offsets, targets, state, threshold, next], writes: [next], resultWords: 1 };
+    return { shader: THRESHOLD_MARK_U8_WGSL, gridRows: rows, params: [part, a.from as number, a.value as number, a.mark as number], arrays: [offsets, { split: targets, partBytes }, state, threshold, next], writes: [next], resultWords: 1 };
   }
   if (is(k, core.transition)) {
     const { state } = a as { state: TypedArray };

@@ -14,17 +14,36 @@ const ROW = /* wgsl */ `
   let v = gid.x + gid.y * p.stride;
   if (v >= p.rows) { return; }`;
 
+/** How many bindings a split array takes (executor.ts binds it as that many ranges of one buffer). */
+export const SPLIT_PARTS = 4;
+
+/**
+ * CSR targets bound as SPLIT_PARTS read-only ranges from binding `first` on, each `p.part` elements
+ * (the last one shorter, unused ones repeating the first), so a graph can pass the adapter's
+ * largest storage binding; tgt(j) reads element j.
+ */
+const SPLIT_TARGETS = (first: number) => /* wgsl */ `
+${Array.from({ length: SPLIT_PARTS }, (_, i) => `@group(0) @binding(${first + i}) var<storage, read> targets${i}: array<i32>;`).join('\n')}
+fn tgt(j: u32) -> i32 {
+  let c = j / p.part;
+  let o = j - c * p.part;
+  switch c {
+${Array.from({ length: SPLIT_PARTS - 1 }, (_, i) => `    case ${i}u: { return targets${i}[o]; }`).join('\n')}
+    default: { return targets${SPLIT_PARTS - 1}[o]; }
+  }
+}`;
+
 /**
  * sampleNeighbor: out[v] = targets[offsets[v] + below(key, v, deg)], or -1 for rows without
- * neighbours. Parameters: the key as [lo, hi] words (rng.wgsl.ts `keyWords`).
+ * neighbours. Parameters: part (SPLIT_TARGETS), then the key as [lo, hi] words (rng.wgsl.ts `keyWords`).
  */
 export const SAMPLE_NEIGHBOR_WGSL = /* wgsl */ `
 ${RNG_WGSL}
-struct Params { rows: u32, stride: u32, key_lo: u32, key_hi: u32 }
+struct Params { rows: u32, stride: u32, part: u32, key_lo: u32, key_hi: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-@group(0) @binding(2) var<storage, read> targets: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<i32>;
+${SPLIT_TARGETS(2)}
+@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read_write> out: array<i32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -33,7 +52,7 @@ ${ROW}
   if (deg == 0u) {
     out[v] = -1;
   } else {
-    out[v] = targets[u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u)];
+    out[v] = tgt(u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u));
   }
 }`;
 
@@ -152,13 +171,13 @@ fn set_next(i: u32, value: u32) {
 export const SPREAD_U8_WGSL = /* wgsl */ `
 ${RNG_WGSL}
 ${BERNOULLI}
-struct Params { rows: u32, stride: u32, from_state: u32, susceptible: u32, mark: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
+struct Params { rows: u32, stride: u32, part: u32, from_state: u32, susceptible: u32, mark: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-@group(0) @binding(2) var<storage, read> targets: array<i32>;
-@group(0) @binding(3) var<storage, read> state: array<u32>;
-@group(0) @binding(4) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> result: array<atomic<u32>>;
+${SPLIT_TARGETS(2)}
+@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read> state: array<u32>;
+@group(0) @binding(${3 + SPLIT_PARTS}) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(${4 + SPLIT_PARTS}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 @compute @workgroup_size(${WORKGROUP})
@@ -169,7 +188,7 @@ ${ROW}
   var successes = 0u;
   let hi = u32(offsets[v + 1u]);
   for (var j = u32(offsets[v]); j < hi; j++) {
-    let u = u32(targets[j]);
+    let u = u32(tgt(j));
     if (state_byte(u) != p.susceptible) { continue; }
     attempts++;
     if (bernoulli(p.key_lo, p.key_hi, j, p.thr, p.always)) {
@@ -253,14 +272,14 @@ ${ROW}
  */
 export const THRESHOLD_MARK_U8_WGSL = /* wgsl */ `
 ${RNG_WGSL}
-struct Params { rows: u32, stride: u32, from_state: u32, value: u32, mark: u32 }
+struct Params { rows: u32, stride: u32, part: u32, from_state: u32, value: u32, mark: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-@group(0) @binding(2) var<storage, read> targets: array<i32>;
-@group(0) @binding(3) var<storage, read> state: array<u32>;
-@group(0) @binding(4) var<storage, read> threshold: array<u32>;
-@group(0) @binding(5) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> result: array<atomic<u32>>;
+${SPLIT_TARGETS(2)}
+@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read> state: array<u32>;
+@group(0) @binding(${3 + SPLIT_PARTS}) var<storage, read> threshold: array<u32>;
+@group(0) @binding(${4 + SPLIT_PARTS}) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(${5 + SPLIT_PARTS}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 // c / deg >= t, t given by its f32 bits, deg >= 1, exactly.
@@ -304,7 +323,7 @@ ${ROW}
   if (hi == lo) { return; }
   var c = 0u;
   for (var j = lo; j < hi; j++) {
-    if (state_byte(u32(targets[j])) == p.value) { c++; }
+    if (state_byte(u32(tgt(j))) == p.value) { c++; }
   }
   if (share_reaches(c, hi - lo, threshold[v])) {
     set_next(v, p.mark);

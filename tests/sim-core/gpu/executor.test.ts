@@ -85,6 +85,9 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(moved).toBeGreaterThan(600);
     // The step's kernels ran on the device, every step; none fell back to the CPU.
     for (const name of c.kernels) expect(exec.counts.gpu.get(name), name).toBe(12);
+    // The manifest says where they ran.
+    for (const name of c.kernels) expect(b.manifest.kernel_calls?.webgpu[name], name).toBe(12);
+    expect(a.manifest.kernel_calls).toBeUndefined();
     expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
     expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
   });
@@ -197,5 +200,38 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(got.marked).toBe(want.marked);
     expect(Buffer.from(got.next).equals(Buffer.from(want.next))).toBe(true);
     expect(want.marked).toBeGreaterThan(1000);
+  });
+
+  it('graphs past the storage binding limit: targets bound as ranges of one buffer give the same bytes', async () => {
+    // A binding limit of 16 KiB (4,096 targets) forces a 15,000-arc graph into 4 ranges.
+    const n = 2_500;
+    const { cpu, graph } = await baGraph(n, 3, 5);
+    expect(graph.following.targets.byteLength).toBeGreaterThan(3 * 16384);
+    expect(graph.following.targets.byteLength).toBeLessThanOrEqual(4 * 16384);
+    const state = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) state[i] = hash(41, i) % 3;
+    const threshold = sharedArray('f32', n);
+    for (let i = 0; i < n; i++) threshold[i] = (hash(42, i) % 5) / 5;
+    const sequence = async (ex: { run: GpuExecutor['run']; reduce: GpuExecutor['reduce']; sync?: () => Promise<void> }) => {
+      const G = graph.following;
+      const partner = sharedArray('i32', n);
+      const a = sharedArray('u8', n);
+      const b = sharedArray('u8', n);
+      await ex.run(K.sampleNeighbor, { offsets: G.offsets, targets: G.targets, out: partner, key: 3 }, n);
+      const spread = await ex.reduce(K.spread, { offsets: G.offsets, targets: G.targets, state, next: a, from: 1, susceptible: 0, mark: 1, p: 0.5, key: 4 }, n);
+      const marked = await ex.reduce(K.thresholdMark, { offsets: G.offsets, targets: G.targets, state, threshold, next: b, from: 0, value: 1, mark: 1 }, n);
+      await ex.sync?.();
+      return { arrays: [partner, a, b], counts: [...spread, ...marked] };
+    };
+    const want = await sequence(cpu);
+    const exec = new GpuExecutor(gpu!, cpu, { maxBindingBytes: 16384 });
+    const got = await sequence(exec);
+    expect(exec.counts.cpu.size).toBe(0);
+    expect(got.counts).toEqual(want.counts);
+    for (let i = 0; i < 3; i++) expect(Buffer.from(got.arrays[i].buffer).equals(Buffer.from(want.arrays[i].buffer)), `array ${i}`).toBe(true);
+    // Past SPLIT_PARTS ranges the call stays on the CPU.
+    const tight = new GpuExecutor(gpu!, cpu, { maxBindingBytes: 4096 });
+    await tight.run(K.sampleNeighbor, { offsets: graph.following.offsets, targets: graph.following.targets, out: sharedArray('i32', n), key: 3 }, n);
+    expect(tight.counts.cpu.get('sampleNeighbor')).toBe(1);
   });
 });
