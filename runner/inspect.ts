@@ -40,7 +40,7 @@ export function inspectRun(dir: string): string {
     `status     ${statusLine(m, dir)}`,
     `size       ${m.agents} agents, ${m.edges} edges (${m.directed ? 'directed' : 'undirected'})`,
     `steps      ${m.steps_completed}/${m.steps_requested}, median ${med.toFixed(1)} ms/step, set-up ${m.setup_seconds.toFixed(1)} s`,
-    `seed       ${m.seed}   threads ${m.threads}   backend ${m.backend}`,
+    `seed       ${m.seed}   threads ${m.threads}   backend ${m.backend}${m.adapter ? ` (${m.adapter})` : ''}`,
     `parameters ${JSON.stringify(m.parameters)}`,
   ];
   const g = m.graph_file;

@@ -18,6 +18,7 @@ import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { runScenario } from '../../../runner/runScenario.ts';
 import { loadScenario } from '../../../runner/loadScenario.ts';
+import { inspectRun } from '../../../runner/inspect.ts';
 import { tableFromIPC } from 'apache-arrow';
 import { gpuOrSkip } from '../../gpuHelpers.ts';
 import { BIN, ROOT } from '../../runner/cliHelpers.ts';
@@ -88,6 +89,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     // The manifest says where they ran.
     for (const name of c.kernels) expect(b.manifest.kernel_calls?.webgpu[name], name).toBe(12);
     expect(a.manifest.kernel_calls).toBeUndefined();
+    expect(inspectRun(b.dir)).toContain(`backend webgpu (${gpu!.adapter})`);
     expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
     expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
   });
