@@ -110,11 +110,27 @@ const transition = kernel({ reads: {}, writes: { state: 'u8' }, params: ['from',
 
 /**
  * Segment mean over CSR rows (an SpMV with row-normalised weights):
- * out[v] = (selfWeight * x[v] + sum_u x[u]) / (selfWeight + deg(v)); rows with no neighbours and
- * selfWeight 0 keep x[v].
+ * out[v] = (selfWeight * x[v] + sum_u x[u]) / (selfWeight + deg(v)); rows whose weight is not
+ * positive keep x[v]. On f32 columns every operation is an f32 one, in this order: s = w * x[v],
+ * s += x[u] for each neighbour in row order, out[v] = s / (w + deg), with w = f32(selfWeight) and
+ * deg as an f32, so the GPU's software f32 (gpu/softfloat.wgsl.ts) gives the same bits. f64 columns
+ * sum in f64.
  */
 const segmentMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'float' }, writes: { out: 'float' }, params: ['selfWeight'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, x: X, out: Out, selfWeight } = a;
+  if (X instanceof Float32Array) {
+    const f = Math.fround;
+    const sw = f(selfWeight);
+    for (let v = start; v < end; v++) {
+      const lo = Off[v];
+      const hi = Off[v + 1];
+      let s = f(sw * X[v]);
+      for (let j = lo; j < hi; j++) s = f(s + X[Tgt[j]]);
+      const w = f(sw + f(hi - lo));
+      Out[v] = w > 0 ? f(s / w) : X[v];
+    }
+    return;
+  }
   for (let v = start; v < end; v++) {
     const lo = Off[v];
     const hi = Off[v + 1];
@@ -128,10 +144,14 @@ const segmentMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'fl
 /**
  * Bounded-confidence mean (Hegselmann-Krause): out[v] = mean of x[u] over the neighbours u of v,
  * and v itself when self = 1, whose opinion is within eps of x[v]: |x[u] - x[v]| <= eps, or < eps
- * when strict = 1. A row with nobody within eps (only possible with self = 0) keeps x[v].
+ * when strict = 1. A row with nobody within eps (only possible with self = 0) keeps x[v]. f32
+ * arithmetic throughout, in row order: d = x[u] - x[v] against eps as an f32, s += x[u],
+ * out[v] = s / c (the GPU's software f32 gives the same bits; gpu/softfloat.wgsl.ts).
  */
 const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'f32' }, writes: { out: 'f32' }, params: ['eps', 'self', 'strict'] }, (a, start, end): void => {
-  const { offsets: Off, targets: Tgt, x: X, out: Out, eps } = a;
+  const { offsets: Off, targets: Tgt, x: X, out: Out } = a;
+  const f = Math.fround;
+  const eps = f(a.eps);
   const self = a.self !== 0;
   const strict = a.strict !== 0;
   for (let v = start; v < end; v++) {
@@ -141,13 +161,13 @@ const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32',
     const hi = Off[v + 1];
     for (let j = Off[v]; j < hi; j++) {
       const xu = X[Tgt[j]];
-      const d = xu - xv;
+      const d = f(xu - xv);
       if (strict ? d < eps && d > -eps : d <= eps && d >= -eps) {
-        s += xu;
+        s = f(s + xu);
         c++;
       }
     }
-    Out[v] = c > 0 ? s / c : xv;
+    Out[v] = c > 0 ? f(s / f(c)) : xv;
   }
 });
 
@@ -177,10 +197,14 @@ const thresholdMark = kernel({ reads: { offsets: 'offsets', targets: 'i32', stat
 
 /**
  * Pairwise bounded-confidence step (Deffuant, one-sided synchronous variant): each row moves toward
- * its sampled partner partner[i] by mu * (x[j] - x[i]) when |x[j] - x[i]| < eps.
+ * its sampled partner partner[i] by mu * (x[j] - x[i]) when |x[j] - x[i]| < eps. f32 arithmetic:
+ * d = x[j] - x[i], out[i] = x[i] + mu * d, with eps and mu as f32s (gpu/softfloat.wgsl.ts).
  */
 const boundedStep = kernel({ reads: { x: 'f32', partner: 'i32' }, writes: { out: 'f32' }, params: ['eps', 'mu'] }, (a, start, end): void => {
-  const { x: X, out: Out, partner: P, eps, mu } = a;
+  const { x: X, out: Out, partner: P } = a;
+  const f = Math.fround;
+  const eps = f(a.eps);
+  const mu = f(a.mu);
   for (let i = start; i < end; i++) {
     const j = P[i];
     const xi = X[i];
@@ -188,8 +212,8 @@ const boundedStep = kernel({ reads: { x: 'f32', partner: 'i32' }, writes: { out:
       Out[i] = xi;
       continue;
     }
-    const d = X[j] - xi;
-    Out[i] = d < eps && d > -eps ? xi + mu * d : xi;
+    const d = f(X[j] - xi);
+    Out[i] = d < eps && d > -eps ? f(xi + f(mu * d)) : xi;
   }
 });
 

@@ -9,6 +9,8 @@
  *   neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
  * - thresholdMark on a row of 2^28 or more neighbours (the share comparison; kernels.wgsl.ts);
  * - u8 kernels (gather, countCodes) and copy over part of an array, since they write whole words;
+ * - the opinion kernels on f64 columns or with a parameter that is not finite (the software f32
+ *   of softfloat.wgsl.ts takes finite f32 values);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
  *   bound as up to SPLIT_PARTS ranges of one buffer (kernels.wgsl.ts).
  */
@@ -17,6 +19,7 @@ import { kernels as core } from '../kernels.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
+import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
 import { SPLIT_PARTS, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 /** An array bound as SPLIT_PARTS ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
@@ -57,6 +60,8 @@ const EXACT_BELOW = 2 ** 21;
 /** The CPU's f64 share c / deg compares with an f32 threshold as the exact share does below this degree (kernels.wgsl.ts). */
 const EXACT_SHARE = 2 ** 28;
 
+/** Finite as an f32 (the parameters the software f32 of softfloat.wgsl.ts takes). */
+const finite32 = (v: unknown) => typeof v === 'number' && Number.isFinite(Math.fround(v));
 const is = (k: AnyKernel, decl: { name: string; module: string }) => k.name === decl.name && k.module === decl.module;
 const words = (bytes: number) => Math.ceil(bytes / 4);
 
@@ -121,6 +126,22 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     const { state, next } = a as { state: TypedArray; next: TypedArray };
     if (!(state instanceof Uint8Array && next instanceof Uint8Array) || state.length !== rows || next.length !== rows || state === next) return undefined;
     return { shader: APPLY_MARKS_U8_WGSL, gridRows: words(rows), params: [rows, a.when as number], arrays: [state, next], writes: [state, next], resultWords: 1 };
+  }
+  if (is(k, core.segmentMean) || is(k, core.segmentBoundedMean)) {
+    const { offsets, targets, x, out } = a as { offsets: TypedArray; targets: Int32Array; x: TypedArray; out: TypedArray };
+    if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(x instanceof Float32Array && out instanceof Float32Array) || x === out) return undefined;
+    const arrays = [offsets, { split: targets, partBytes }, x, out];
+    if (is(k, core.segmentMean)) {
+      if (!finite32(a.selfWeight)) return undefined;
+      return { shader: SEGMENT_MEAN_F32_WGSL, gridRows: rows, params: [part, f32Bits(a.selfWeight as number)], arrays, writes: [out] };
+    }
+    if (Number.isNaN(a.eps)) return undefined;
+    return { shader: SEGMENT_BOUNDED_MEAN_F32_WGSL, gridRows: rows, params: [part, f32Bits(a.eps as number), a.self ? 1 : 0, a.strict ? 1 : 0], arrays, writes: [out] };
+  }
+  if (is(k, core.boundedStep)) {
+    const { x, partner, out } = a as { x: TypedArray; partner: Int32Array; out: TypedArray };
+    if (!(x instanceof Float32Array && out instanceof Float32Array) || x === out || !finite32(a.mu) || Number.isNaN(a.eps)) return undefined;
+    return { shader: BOUNDED_STEP_F32_WGSL, gridRows: rows, params: [f32Bits(a.eps as number), f32Bits(a.mu as number)], arrays: [x, partner, out], writes: [out] };
   }
   return undefined;
 }

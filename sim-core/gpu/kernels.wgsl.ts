@@ -10,7 +10,7 @@
 import { RNG_WGSL } from './rng.wgsl.ts';
 import { WORKGROUP } from './dispatch.ts';
 
-const ROW = /* wgsl */ `
+export const ROW = /* wgsl */ `
   let v = gid.x + gid.y * p.stride;
   if (v >= p.rows) { return; }`;
 
@@ -22,7 +22,7 @@ export const SPLIT_PARTS = 4;
  * (the last one shorter, unused ones repeating the first), so a graph can pass the adapter's
  * largest storage binding; tgt(j) reads element j.
  */
-const SPLIT_TARGETS = (first: number) => /* wgsl */ `
+export const SPLIT_TARGETS = (first: number) => /* wgsl */ `
 ${Array.from({ length: SPLIT_PARTS }, (_, i) => `@group(0) @binding(${first + i}) var<storage, read> targets${i}: array<i32>;`).join('\n')}
 fn tgt(j: u32) -> i32 {
   let c = j / p.part;

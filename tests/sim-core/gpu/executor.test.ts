@@ -59,8 +59,15 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     { scenario: 'sir', params: { beta: 0.08, gamma: 0.3, sis: true }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'linear-threshold', params: { seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
     { scenario: 'linear-threshold', params: { threshold: 0.25, seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
+    // Opinion models: f32 columns through the software f32 (their metrics' moments stay on the CPU).
+    { scenario: 'degroot', params: { selfWeight: 0.5 }, column: 'opinion', kernels: ['segmentMean', 'copy'] },
+    { scenario: 'hegselmann-krause', params: { eps: 0.2 }, column: 'opinion', kernels: ['segmentBoundedMean', 'copy'] },
+    { scenario: 'hegselmann-krause', params: { eps: 0.25, includeSelf: false, strict: true }, column: 'opinion', kernels: ['segmentBoundedMean', 'copy'] },
+    { scenario: 'deffuant', params: { eps: 0.3, mu: 0.3, scheme: 'synchronous' }, column: 'opinion', kernels: ['sampleNeighbor', 'boundedStep', 'copy'] },
+    // Pairwise Deffuant is sequential: its kernel stays on the CPU, with the same bytes.
+    { scenario: 'deffuant', params: { eps: 0.3, mu: 0.3 }, column: 'opinion', kernels: [], onCpu: ['pairwiseBounded'] },
   ];
-  it.each(cases)('$scenario $params: byte-identical Arrow files on webgpu and on two CPU threads, every step on the device', async (c) => {
+  it.each(cases)('$scenario $params: byte-identical Arrow files on webgpu and on two CPU threads, each kernel where the case puts it', async (c) => {
     const { scenario } = await loadScenario(c.scenario);
     const common = { agents: 60_000, steps: 12, seed: 5, snapshotEvery: 4, params: c.params };
     const label = `${c.scenario}-${Object.values(c.params).join('-')}`;
@@ -88,9 +95,11 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     for (const name of c.kernels) expect(exec.counts.gpu.get(name), name).toBe(12);
     // The manifest says where they ran.
     for (const name of c.kernels) expect(b.manifest.kernel_calls?.webgpu[name], name).toBe(12);
+    for (const name of c.onCpu ?? []) expect(b.manifest.kernel_calls?.cpu[name], name).toBe(12);
     expect(a.manifest.kernel_calls).toBeUndefined();
     expect(inspectRun(b.dir)).toContain(`backend webgpu (${gpu!.adapter})`);
-    expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
+    const counted = c.column !== 'opinion';
+    if (counted) expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
     expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
   });
 
@@ -202,6 +211,50 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(got.marked).toBe(want.marked);
     expect(Buffer.from(got.next).equals(Buffer.from(want.next))).toBe(true);
     expect(want.marked).toBeGreaterThan(1000);
+  });
+
+  it('opinion kernels equal the CPU bit for bit at exact ties with eps, zero self-weight and isolated rows', async () => {
+    // Opinions on a grid of eighths (with signed zeros) make many differences equal eps exactly;
+    // a third of the rows follow nobody.
+    const n = 30_000;
+    const cpu = createExecutor(1);
+    const e = barabasiAlbert(n, 3, 9);
+    const keep = e.src.map((v, i) => (hash(60, v) % 3 === 0 ? -1 : i)).filter((i) => i >= 0);
+    const graph = await buildGraph(cpu, n, Int32Array.from(keep, (i) => e.src[i]), Int32Array.from(keep, (i) => e.dst[i]), true);
+    const x = sharedArray('f32', n);
+    for (let i = 0; i < n; i++) x[i] = i % 97 === 0 ? -0 : ((hash(61, i) % 17) - 8) / 8;
+    const G = graph.following;
+    type Ex = Pick<GpuExecutor, 'run'> & { sync?: () => Promise<void> };
+    // Each call writes a fresh output array and returns it once it is on the host.
+    const out = async (ex: Ex, run: (o: Float32Array) => Promise<unknown>) => {
+      const o = sharedArray('f32', n);
+      await run(o);
+      await ex.sync?.();
+      return o;
+    };
+    const calls = (ex: Ex) => [
+      ...[0, 0.5, 1, 3].map((selfWeight) => () => out(ex, (o) => ex.run(K.segmentMean, { offsets: G.offsets, targets: G.targets, x, out: o, selfWeight }, n))),
+      ...[0, 0.25, 0.375, 2].flatMap((eps) =>
+        [0, 1].flatMap((self) => [0, 1].map((strict) => () => out(ex, (o) => ex.run(K.segmentBoundedMean, { offsets: G.offsets, targets: G.targets, x, out: o, eps, self, strict }, n)))),
+      ),
+      ...[0.25, 0.5].map((eps) => () =>
+        out(ex, async (o) => {
+          const partner = sharedArray('i32', n);
+          await ex.run(K.sampleNeighbor, { offsets: G.offsets, targets: G.targets, out: partner, key: 62 }, n);
+          await ex.run(K.boundedStep, { x, partner, out: o, eps, mu: 0.3 }, n);
+        }),
+      ),
+    ];
+    const exec = new GpuExecutor(gpu!, cpu);
+    const [want, have] = [calls(cpu), calls(exec)];
+    for (let c = 0; c < want.length; c++) {
+      const [a, b] = [await want[c](), await have[c]()];
+      expect(Buffer.from(b.buffer).equals(Buffer.from(a.buffer)), `call ${c}`).toBe(true);
+    }
+    expect(exec.counts.cpu.size).toBe(0);
+    let ties = 0;
+    for (let i = 0; i < n; i++) for (let j = G.offsets[i]; j < G.offsets[i + 1]; j++) if (Math.abs(x[G.targets[j]] - x[i]) === 0.25) ties++;
+    expect(ties).toBeGreaterThan(1000);
   });
 
   it('graphs past the storage binding limit: targets bound as ranges of one buffer give the same bytes', async () => {
