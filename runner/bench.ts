@@ -42,7 +42,7 @@ export interface BenchOptions {
 }
 
 /** The classic models whose step kernels all have a WGSL version (sim-core/gpu/gpuKernels.ts). */
-const GPU_MODELS = ['voter', 'ic', 'sir', 'lt'];
+const GPU_MODELS = ['voter', 'ic', 'sir', 'lt', 'degroot', 'deffuant', 'hk'];
 
 function sizeLabel(n: number): string {
   if (n % 1_000_000 === 0) return `${n / 1_000_000}m`;
@@ -188,7 +188,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
         const exec = new GpuExecutor(gpu!, createExecutor(1), { timeKernels });
         const world: World = { agents: pop.agents, graph, exec, seed: 1, stepSeconds: 3600 };
         const phases = make[m]();
-        const cascade = m !== 'voter';
+        const cascade = m === 'ic' || m === 'sir' || m === 'lt';
         // As on the CPU: contagions restart from the seeds for each run of 10 steps; the restart
         // writes columns on the host, so the device copies are dropped.
         const reset = cascade

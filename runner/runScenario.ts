@@ -293,7 +293,18 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };
     const phases = world0.phases;
     let graphChanged = ckpt?.meta.graphChanged ?? false;
+    // A snapshot whose columns a device holds is written when their copies arrive, while the next
+    // step runs (exec.capture); at most one is pending, and it is settled before anything that
+    // lists or needs the snapshots (the next snapshot, a checkpoint, the end of the run).
+    let pendingSnapshot: Promise<void> | undefined;
+    let snapshotError: Error | undefined;
+    const settleSnapshot = async () => {
+      await pendingSnapshot;
+      pendingSnapshot = undefined;
+      if (snapshotError) throw snapshotError;
+    };
     finishPhases = async () => {
+      await settleSnapshot();
       await exec.sync?.();
       for (const p of phases) await p.finish?.(world);
       if (graphChanged || world.graph !== world0.graph) {
@@ -310,10 +321,20 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
 
     const ids = sharedArray('i32', world.agents.length);
     for (let i = 0; i < ids.length; i++) ids[i] = i;
-    const snapshot = (step: number) => {
+    const snapshot = (step: number, cols = snapshotColumns(world.agents, ids)) => {
       const name = snapshotName(step);
-      writeArrowFile(path.join(dir, name), snapshotColumns(world.agents, ids), world.agents.length, { step: String(step) });
+      writeArrowFile(path.join(dir, name), cols, world.agents.length, { step: String(step) });
       manifest.files.agents.push(name);
+    };
+    const snapshotLater = (step: number, capture: NonNullable<typeof exec.capture>) => {
+      const cols = snapshotColumns(world.agents, ids);
+      const arrays = cols.flatMap((c) => (ArrayBuffer.isView(c.values) ? [c.values] : []));
+      pendingSnapshot = capture
+        .call(exec, arrays)
+        .then((copies) => snapshot(step, cols.map((c) => (ArrayBuffer.isView(c.values) ? { ...c, values: copies[arrays.indexOf(c.values)] } : c))))
+        .catch((err: Error) => {
+          snapshotError = err;
+        });
     };
     let first = 0;
     if (ckpt && resuming) {
@@ -379,6 +400,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       await new Promise((resolve) => setImmediate(resolve));
       if (o.signal?.stopRequested) {
         if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) {
+          await settleSnapshot();
           await exec.sync?.();
           checkpoint(step);
         }
@@ -395,8 +417,12 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       const snapshotDue = (snapshotEvery > 0 && done % snapshotEvery === 0) || done === steps;
       // Arrays a device holds come back to the host only when a file needs them.
       const checkpointDue = policy.due(done, steps);
-      if (snapshotDue || checkpointDue) await exec.sync?.();
-      if (snapshotDue) snapshot(done);
+      if (snapshotDue || checkpointDue) await settleSnapshot();
+      if (checkpointDue || (snapshotDue && !exec.capture)) await exec.sync?.();
+      if (snapshotDue) {
+        if (exec.capture && !checkpointDue) snapshotLater(done, exec.capture);
+        else snapshot(done);
+      }
       const wall = performance.now() - ts;
       manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
       manifest.steps_completed = done;

@@ -78,6 +78,12 @@ export interface Executor {
    * them back; sim-core/gpu/executor.ts). Callers run it before reading arrays outside kernels.
    */
   sync?(): Promise<void>;
+  /**
+   * Copies of the arrays' contents as they stand now, in kernel order; the promise resolves once
+   * they are on the host, and kernels may be run meanwhile (a device copies them while it goes on
+   * with the next kernels). Executors without it hold every array on the host.
+   */
+  capture?(arrays: readonly TypedArray[]): Promise<TypedArray[]>;
   close(): Promise<void>;
 }
 

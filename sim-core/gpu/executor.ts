@@ -11,7 +11,9 @@
  * step's scratch arrays never cross the bus.
  *
  * The contract with code outside the executor: `sync()` makes every array's host copy valid (the
- * runner calls it before it reads agent columns for metrics files, snapshots and checkpoints);
+ * runner calls it before it reads agent columns for checkpoints and at the end of a run), and
+ * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
+ * runner's snapshots);
  * arrays are written on the host only before their first kernel, or between kernels through
  * `hostWrote(array)`, which drops the device copy. Phases that write columns in plain JavaScript
  * after a GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on
@@ -49,6 +51,8 @@ export class GpuExecutor implements Executor {
    * name. Waiting for every kernel serialises the queue, so the bench times steps without it.
    */
   readonly kernelMs = new Map<string, number[]>();
+  /** Calls of capture() so far (tests check that snapshots overlap the next step). */
+  captures = 0;
 
   constructor(
     readonly gpu: Gpu,
@@ -82,6 +86,38 @@ export class GpuExecutor implements Executor {
   /** Reads back every array whose host copy is stale. */
   async sync(): Promise<void> {
     for (const arr of [...this.deviceOnly]) await this.toHost(arr);
+  }
+
+  /**
+   * Copies of `arrays` as they stand now. Arrays whose only valid copy is on the device are copied
+   * on the device into staging buffers, in queue order, so later kernels do not change them; the
+   * promise resolves once the copies are mapped, while the caller goes on submitting kernels. The
+   * rest are copied from the host at once. Their residency does not change.
+   */
+  async capture(arrays: readonly TypedArray[]): Promise<TypedArray[]> {
+    const { device } = this.gpu;
+    const enc = device.createCommandEncoder();
+    const staged: Array<{ read: GPUBuffer; bytes: number } | TypedArray> = arrays.map((arr) => {
+      const r = this.resident.get(arr);
+      if (!r || r.host) return arr.slice();
+      const size = Math.max(16, Math.ceil(r.bytes / 4) * 4);
+      const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      enc.copyBufferToBuffer(r.buffer, 0, read, 0, size);
+      return { read, bytes: r.bytes };
+    });
+    device.queue.submit([enc.finish()]);
+    this.captures++;
+    return Promise.all(
+      staged.map(async (x, i) => {
+        if (isArray(x)) return x;
+        await x.read.mapAsync(GPUMapMode.READ);
+        const Ctor = arrays[i].constructor as new (b: ArrayBuffer) => TypedArray;
+        const copy = new Ctor(x.read.getMappedRange().slice(0, x.bytes));
+        x.read.unmap();
+        x.read.destroy();
+        return copy;
+      }),
+    );
   }
 
   /** The host wrote `arr` outside the executor: its device copy is stale. */

@@ -98,6 +98,8 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     for (const name of c.onCpu ?? []) expect(b.manifest.kernel_calls?.cpu[name], name).toBe(12);
     expect(a.manifest.kernel_calls).toBeUndefined();
     expect(inspectRun(b.dir)).toContain(`backend webgpu (${gpu!.adapter})`);
+    // Snapshots after steps 4 and 8 were copied on the device while the next step ran.
+    expect(exec.captures).toBeGreaterThanOrEqual(2);
     const counted = c.column !== 'opinion';
     if (counted) expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
     expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
@@ -134,6 +136,32 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(exec.counts.cpu.get('fill')).toBe(1);
     // Half filled, half gathered: the CPU kernel saw the device's rows.
     expect(want[0][n - 1]).toBe(src[index[n - 1] < 0 ? n - 1 : index[n - 1]]);
+  });
+
+  it('capture copies arrays as they stand, while later kernels change them', async () => {
+    const n = 40_003;
+    const src = sharedArray('u8', n);
+    const index = sharedArray('i32', n);
+    for (let i = 0; i < n; i++) {
+      src[i] = hash(7, i) % 250;
+      index[i] = hash(8, i) % n;
+    }
+    const cpu = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, cpu);
+    const a = sharedArray('u8', n);
+    const host = sharedArray('i32', n).fill(5);
+    await exec.run(K.gather, { out: a, src, index }, n);
+    const want = Uint8Array.from(index, (j) => src[j]);
+    // Captured, then overwritten on the device and (the host array) on the CPU before the copies are awaited.
+    const captured = exec.capture([a, host]);
+    await exec.run(K.copy, { out: a, src }, n);
+    await exec.run(K.fill, { out: host, value: 9 }, n);
+    const [ca, ch] = await captured;
+    expect(Buffer.from(ca).equals(Buffer.from(want))).toBe(true);
+    expect(ca).toBeInstanceOf(Uint8Array);
+    expect([...new Set(ch)]).toEqual([5]);
+    await exec.sync();
+    expect(Buffer.from(a).equals(Buffer.from(src))).toBe(true);
   });
 
   it('socsim experiment --backend webgpu runs every run on the GPU backend', () => {
