@@ -83,14 +83,20 @@ async function buildSocial(exec: Executor, n: number, seed: number) {
   return { agents: pop.agents, graph };
 }
 
-async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRun: number, reset?: () => Promise<void>): Promise<number[]> {
+/**
+ * Seconds per step: `runs` runs of `stepsPerRun` steps after two warm-up steps. `settle` waits for
+ * work still queued on a device, so a run counts the kernels it submitted, not only their encoding.
+ */
+async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRun: number, reset?: () => Promise<void>, settle?: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   for (const p of phases) await p.init?.(world);
   for (let w = 0; w < 2; w++) await runStep(world, phases, w); // warm-up (JIT, worker start)
+  await settle?.();
   for (let r = 0; r < runs; r++) {
     if (reset) await reset();
     const t0 = performance.now();
     for (let s = 0; s < stepsPerRun; s++) await runStep(world, phases, 100 + r * stepsPerRun + s);
+    await settle?.();
     out.push((performance.now() - t0) / 1000 / stepsPerRun);
   }
   return out;
@@ -199,7 +205,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
               for (const col of Object.values(pop.agents.columns)) exec.hostWrote(col);
             }
           : undefined;
-        const xs = await timeSteps(world, phases, timeKernels ? 1 : Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 3, reset);
+        const xs = await timeSteps(world, phases, timeKernels ? 1 : Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 3, reset, () => gpu!.device.queue.onSubmittedWorkDone());
         if (!timeKernels) {
           say(summarise(name, 's', xs));
           if (m === 'voter') say(summarise(`agent-steps-per-s-voter-${L}-webgpu`, 'steps/s', xs.map((x) => n / x)));
