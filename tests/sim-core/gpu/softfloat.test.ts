@@ -8,8 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hash, keyOf, streamOf } from '../../../sim-core/rng.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
-import { runPass, WORKGROUP } from '../../../sim-core/gpu/dispatch.ts';
-import { gpuOrSkip } from '../../gpuHelpers.ts';
+import { gpuOrSkip, opsShader, runOps } from '../../gpuHelpers.ts';
 
 const gpu = await gpuOrSkip('software f32 against the CPU');
 afterAll(() => gpu?.close());
@@ -17,30 +16,9 @@ afterAll(() => gpu?.close());
 const OPS = ['add', 'sub', 'mul', 'div', 'lt', 'le', 'from_u32'] as const;
 type Op = (typeof OPS)[number];
 
-const SHADER = /* wgsl */ `
-${RNG_WGSL}
-${SOFTFLOAT_WGSL}
-struct Params { rows: u32, stride: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> abo: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x + gid.y * p.stride;
-  if (i >= p.rows) { return; }
-  let a = abo[3u * i];
-  let b = abo[3u * i + 1u];
-  switch abo[3u * i + 2u] {
-    case 0u: { out[i] = f_add(a, b); }
-    case 1u: { out[i] = f_sub(a, b); }
-    case 2u: { out[i] = f_mul(a, b); }
-    case 3u: { out[i] = f_div(a, b); }
-    case 4u: { out[i] = select(0u, 1u, f_lt(a, b)); }
-    case 5u: { out[i] = select(0u, 1u, f_le(a, b)); }
-    default: { out[i] = f_from_u32(a); }
-  }
-}`;
-
+const SHADER = opsShader(`${RNG_WGSL}\n${SOFTFLOAT_WGSL}`, [
+  'f_add(a, b)', 'f_sub(a, b)', 'f_mul(a, b)', 'f_div(a, b)', 'select(0u, 1u, f_lt(a, b))', 'select(0u, 1u, f_le(a, b))', 'f_from_u32(a)',
+]);
 const buf = new DataView(new ArrayBuffer(4));
 const toF = (bits: number) => (buf.setUint32(0, bits), buf.getFloat32(0));
 const toBits = (v: number) => (buf.setFloat32(0, v), buf.getUint32(0));
@@ -62,9 +40,7 @@ function cpu(op: Op, a: number, b: number): number {
 
 /** Rows [a, b, op] with finite a, b (b != 0 for div). */
 async function compare(rows: Array<[number, number, Op]>): Promise<string[]> {
-  const abo = new Uint32Array(rows.length * 3);
-  rows.forEach(([a, b, op], i) => abo.set([a >>> 0, b >>> 0, OPS.indexOf(op)], 3 * i));
-  const got = new Uint32Array(await runPass(gpu!, SHADER, { rows: rows.length, params: [], inputs: [abo], outputBytes: rows.length * 4 }));
+  const got = await runOps(gpu!, SHADER, rows.map(([a, b, op]) => [a, b, OPS.indexOf(op)] as const));
   const bad: string[] = [];
   rows.forEach(([a, b, op], i) => {
     const want = cpu(op, a >>> 0, b >>> 0);

@@ -1,0 +1,62 @@
+/**
+ * The float32 exp2, exp, log2 and pow of sim-core/f32math.ts: their accuracy against the exact
+ * functions (Math's, in float64), and their special cases. tests/sim-core/gpu/softmath.test.ts
+ * checks that the GPU twin gives the same bits.
+ */
+import { describe, expect, it } from 'vitest';
+import { exp2f32, expf32, log2f32, powf32 } from '../../sim-core/f32math.ts';
+import { hash } from '../../sim-core/rng.ts';
+
+const f = Math.fround;
+/** Largest relative error of fn32 against exact over xs. */
+function worst(xs: number[], fn32: (x: number) => number, exact: (x: number) => number): number {
+  let w = 0;
+  for (const x of xs) {
+    const want = exact(x);
+    if (want < 2 ** -126) continue;
+    w = Math.max(w, Math.abs(fn32(x) - want) / want);
+  }
+  return w;
+}
+const spread = (n: number, lo: number, hi: number, seed: number) => Array.from({ length: n }, (_, i) => f(lo + ((hi - lo) * hash(seed, i)) / 2 ** 32));
+
+describe('float32 math', () => {
+  it('exp2 and log2 are within 1.5e-7 relative over their ranges; exp within 1.5e-7 + |x| 1.2e-7', () => {
+    expect(worst(spread(50_000, -125.9, 127.9, 1), exp2f32, (x) => 2 ** x)).toBeLessThan(1.5e-7);
+    expect(worst(spread(50_000, -1, 1, 2), exp2f32, (x) => 2 ** x)).toBeLessThan(1.5e-7);
+    const xs = spread(2000, -80, 80, 3);
+    for (const x of xs) expect(Math.abs(expf32(x) - Math.exp(x)) / Math.exp(x)).toBeLessThan(1.5e-7 + Math.abs(x) * 1.2e-7);
+    // log2 near 1 (absolute error: the value passes 0) and over the whole positive range.
+    for (const x of spread(50_000, 0.5, 2, 4)) expect(Math.abs(log2f32(x) - Math.log2(x))).toBeLessThan(1.2e-7 * Math.max(1, Math.abs(Math.log2(x))));
+    const wide = Array.from({ length: 50_000 }, (_, i) => f(2 ** ((hash(5, i) / 2 ** 32) * 250 - 125)));
+    for (const x of wide) expect(Math.abs(log2f32(x) - Math.log2(x))).toBeLessThan(1.5e-7 * Math.max(1, Math.abs(Math.log2(x))));
+  });
+
+  it('pow is exp2(b log2 a): attention decay and post-rate exponents to 1e-6', () => {
+    for (const a of spread(2000, 0.01, 48, 6)) for (const b of [0.25, 0.5, 1, 1.3, 2]) expect(Math.abs(powf32(a, b) - Math.pow(f(a), f(b))) / Math.pow(f(a), f(b))).toBeLessThan(2e-6);
+  });
+
+  it('special cases', () => {
+    expect(exp2f32(0)).toBe(1);
+    expect(exp2f32(1)).toBe(2);
+    expect(exp2f32(-1)).toBe(0.5);
+    expect(exp2f32(10)).toBe(1024);
+    expect(exp2f32(128)).toBe(Infinity);
+    expect(exp2f32(127.5)).toBeGreaterThan(2 ** 127);
+    expect(exp2f32(127.5)).toBeLessThan(Infinity);
+    expect(exp2f32(-126.5)).toBe(0);
+    expect(exp2f32(-126)).toBe(2 ** -126);
+    expect(expf32(0)).toBe(1);
+    expect(log2f32(1)).toBe(0);
+    expect(log2f32(8)).toBe(3);
+    expect(log2f32(0.25)).toBe(-2);
+    expect(log2f32(0)).toBe(-Infinity);
+    expect(log2f32(Infinity)).toBe(Infinity);
+    expect(log2f32(2 ** -149)).toBe(-149);
+    expect(log2f32(-1)).toBeNaN();
+    expect(powf32(0, 2)).toBe(0);
+    expect(powf32(0, 0)).toBe(1);
+    expect(powf32(5, 0)).toBe(1);
+    expect(powf32(0, -1)).toBe(Infinity);
+  });
+});
