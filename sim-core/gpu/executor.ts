@@ -25,7 +25,6 @@ import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { encodePass, grid, uploadable } from './dispatch.ts';
 import { gpuKernelFor, isSplit, type GpuCall } from './gpuKernels.ts';
-import { SPLIT_PARTS } from './kernels.wgsl.ts';
 
 interface Resident {
   buffer: GPUBuffer;
@@ -215,10 +214,10 @@ export class GpuExecutor implements Executor {
         buffers.push(this.toDevice(x));
         continue;
       }
-      // One buffer, bound as SPLIT_PARTS ranges; unused ranges repeat the first.
+      // One buffer, bound as x.parts ranges; unused ranges repeat the first.
       const buffer = this.toDevice(x.split);
       const bytes = Math.max(4, x.split.byteLength);
-      for (let i = 0; i < SPLIT_PARTS; i++) {
+      for (let i = 0; i < x.parts; i++) {
         const offset = i * x.partBytes < bytes ? i * x.partBytes : 0;
         buffers.push({ buffer, offset, size: Math.min(x.partBytes, bytes - offset) });
       }

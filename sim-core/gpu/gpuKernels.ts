@@ -12,7 +12,7 @@
  * - the opinion kernels on f64 columns or with a parameter that is not finite (the software f32
  *   of softfloat.wgsl.ts takes finite f32 values);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
- *   bound as up to SPLIT_PARTS ranges of one buffer (kernels.wgsl.ts).
+ *   bound as up to splitParts() ranges of one buffer (kernels.wgsl.ts).
  */
 import type { AnyKernel } from '../kernel.ts';
 import { kernels as core } from '../kernels.ts';
@@ -20,12 +20,13 @@ import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
 import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
-import { SPLIT_PARTS, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
-/** An array bound as SPLIT_PARTS ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
+/** An array bound as `parts` ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
 export interface Split {
   split: TypedArray;
   partBytes: number;
+  parts: number;
 }
 
 export interface GpuCall {
@@ -34,7 +35,7 @@ export interface GpuCall {
   gridRows: number;
   /** Uniform words after (gridRows, stride). */
   params: number[];
-  /** Storage bindings 1.. in order (a split array takes SPLIT_PARTS of them). */
+  /** Storage bindings 1.. in order (a split array takes `parts` of them). */
   arrays: Array<TypedArray | Split>;
   /** Those of `arrays` the shader writes. */
   writes: TypedArray[];
@@ -68,25 +69,26 @@ const words = (bytes: number) => Math.ceil(bytes / 4);
 /**
  * The call for kernel k, or undefined for the CPU. `maxBinding` is the largest storage binding in
  * bytes (the adapter's, or less to test splitting): CSR targets past it are split into up to
- * SPLIT_PARTS ranges; any other array past it keeps the call on the CPU.
+ * splitParts(adapter) ranges; any other array past it keeps the call on the CPU.
  */
 export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: number, gpu: Gpu, maxBinding = gpu.limits.maxStorageBufferBindingSize): GpuCall | undefined {
   // Ranges start at multiples of the offset alignment.
   const align = gpu.limits.minStorageBufferOffsetAlignment;
   const partBytes = Math.floor(maxBinding / align) * align;
-  const call = build(k, a, rows, partBytes);
+  const parts = splitParts(gpu.limits);
+  const call = build(k, a, rows, partBytes, parts);
   if (!call) return undefined;
-  return call.arrays.every((x) => (isSplit(x) ? x.split.byteLength <= SPLIT_PARTS * partBytes : x.byteLength <= maxBinding)) ? call : undefined;
+  return call.arrays.every((x) => (isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes : x.byteLength <= maxBinding)) ? call : undefined;
 }
 
 export const isSplit = (x: TypedArray | Split): x is Split => 'split' in x;
 
-function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number): GpuCall | undefined {
+function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number, parts: number): GpuCall | undefined {
   const part = partBytes / 4;
   if (is(k, core.sampleNeighbor)) {
     const { offsets, targets, out } = a as { offsets: TypedArray; targets: Int32Array; out: Int32Array };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
-    return { shader: SAMPLE_NEIGHBOR_WGSL, gridRows: rows, params: [part, ...keyWords(a.key as number)], arrays: [offsets, { split: targets, partBytes }, out], writes: [out] };
+    return { shader: SAMPLE_NEIGHBOR_WGSL(parts), gridRows: rows, params: [part, ...keyWords(a.key as number)], arrays: [offsets, { split: targets, partBytes, parts }, out], writes: [out] };
   }
   if (is(k, core.gather)) {
     const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };
@@ -108,13 +110,13 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     const { offsets, targets, state, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; next: TypedArray };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(state instanceof Uint8Array && next instanceof Uint8Array) || state === next) return undefined;
     const params = [part, a.from as number, a.susceptible as number, a.mark as number, ...keyWords(a.key as number), ...bernoulliWords(a.p as number)];
-    return { shader: SPREAD_U8_WGSL, gridRows: rows, params, arrays: [offsets, { split: targets, partBytes }, state, next], writes: [next], resultWords: 2 };
+    return { shader: SPREAD_U8_WGSL(parts), gridRows: rows, params, arrays: [offsets, { split: targets, partBytes, parts }, state, next], writes: [next], resultWords: 2 };
   }
   if (is(k, core.thresholdMark)) {
     const { offsets, targets, state, threshold, next } = a as { offsets: TypedArray; targets: Int32Array; state: TypedArray; threshold: TypedArray; next: TypedArray };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_SHARE) return undefined;
     if (!(state instanceof Uint8Array && next instanceof Uint8Array && threshold instanceof Float32Array) || state === next || threshold.length < rows) return undefined;
-    return { shader: THRESHOLD_MARK_U8_WGSL, gridRows: rows, params: [part, a.from as number, a.value as number, a.mark as number], arrays: [offsets, { split: targets, partBytes }, state, threshold, next], writes: [next], resultWords: 1 };
+    return { shader: THRESHOLD_MARK_U8_WGSL(parts), gridRows: rows, params: [part, a.from as number, a.value as number, a.mark as number], arrays: [offsets, { split: targets, partBytes, parts }, state, threshold, next], writes: [next], resultWords: 1 };
   }
   if (is(k, core.transition)) {
     const { state } = a as { state: TypedArray };
@@ -130,13 +132,13 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
   if (is(k, core.segmentMean) || is(k, core.segmentBoundedMean)) {
     const { offsets, targets, x, out } = a as { offsets: TypedArray; targets: Int32Array; x: TypedArray; out: TypedArray };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || !(x instanceof Float32Array && out instanceof Float32Array) || x === out) return undefined;
-    const arrays = [offsets, { split: targets, partBytes }, x, out];
+    const arrays = [offsets, { split: targets, partBytes, parts }, x, out];
     if (is(k, core.segmentMean)) {
       if (!finite32(a.selfWeight)) return undefined;
-      return { shader: SEGMENT_MEAN_F32_WGSL, gridRows: rows, params: [part, f32Bits(a.selfWeight as number)], arrays, writes: [out] };
+      return { shader: SEGMENT_MEAN_F32_WGSL(parts), gridRows: rows, params: [part, f32Bits(a.selfWeight as number)], arrays, writes: [out] };
     }
     if (Number.isNaN(a.eps)) return undefined;
-    return { shader: SEGMENT_BOUNDED_MEAN_F32_WGSL, gridRows: rows, params: [part, f32Bits(a.eps as number), a.self ? 1 : 0, a.strict ? 1 : 0], arrays, writes: [out] };
+    return { shader: SEGMENT_BOUNDED_MEAN_F32_WGSL(parts), gridRows: rows, params: [part, f32Bits(a.eps as number), a.self ? 1 : 0, a.strict ? 1 : 0], arrays, writes: [out] };
   }
   if (is(k, core.boundedStep)) {
     const { x, partner, out } = a as { x: TypedArray; partner: Int32Array; out: TypedArray };

@@ -14,36 +14,57 @@ export const ROW = /* wgsl */ `
   let v = gid.x + gid.y * p.stride;
   if (v >= p.rows) { return; }`;
 
-/** How many bindings a split array takes (executor.ts binds it as that many ranges of one buffer). */
-export const SPLIT_PARTS = 4;
+/** The most ranges a split array is bound as. */
+export const MAX_SPLIT_PARTS = 8;
+/** Storage bindings a split kernel has besides its split array (thresholdMark's five, the most). */
+const OTHER_STORAGE = 5;
 
 /**
- * CSR targets bound as SPLIT_PARTS read-only ranges from binding `first` on, each `p.part` elements
+ * How many bindings a split array takes on an adapter (executor.ts binds it as that many ranges of
+ * one buffer): what its storage-buffer limit leaves beside the kernel's other arrays, at most
+ * MAX_SPLIT_PARTS (3 at WebGPU's default limit of 8; 8 on lavapipe, whose limit is 16).
+ */
+export function splitParts(limits: { maxStorageBuffersPerShaderStage: number }): number {
+  return Math.max(0, Math.min(MAX_SPLIT_PARTS, limits.maxStorageBuffersPerShaderStage - OTHER_STORAGE));
+}
+
+/**
+ * CSR targets bound as `parts` read-only ranges from binding `first` on, each `p.part` elements
  * (the last one shorter, unused ones repeating the first), so a graph can pass the adapter's
  * largest storage binding; tgt(j) reads element j.
  */
-export const SPLIT_TARGETS = (first: number) => /* wgsl */ `
-${Array.from({ length: SPLIT_PARTS }, (_, i) => `@group(0) @binding(${first + i}) var<storage, read> targets${i}: array<i32>;`).join('\n')}
+export const SPLIT_TARGETS = (first: number, parts: number) => /* wgsl */ `
+${Array.from({ length: parts }, (_, i) => `@group(0) @binding(${first + i}) var<storage, read> targets${i}: array<i32>;`).join('\n')}
 fn tgt(j: u32) -> i32 {
   let c = j / p.part;
   let o = j - c * p.part;
   switch c {
-${Array.from({ length: SPLIT_PARTS - 1 }, (_, i) => `    case ${i}u: { return targets${i}[o]; }`).join('\n')}
-    default: { return targets${SPLIT_PARTS - 1}[o]; }
+${Array.from({ length: parts - 1 }, (_, i) => `    case ${i}u: { return targets${i}[o]; }`).join('\n')}
+    default: { return targets${parts - 1}[o]; }
   }
 }`;
+
+/** A shader whose text depends on the number of split parts, built once per number. */
+export function perParts(make: (parts: number) => string): (parts: number) => string {
+  const made = new Map<number, string>();
+  return (parts) => {
+    let s = made.get(parts);
+    if (s === undefined) made.set(parts, (s = make(parts)));
+    return s;
+  };
+}
 
 /**
  * sampleNeighbor: out[v] = targets[offsets[v] + below(key, v, deg)], or -1 for rows without
  * neighbours. Parameters: part (SPLIT_TARGETS), then the key as [lo, hi] words (rng.wgsl.ts `keyWords`).
  */
-export const SAMPLE_NEIGHBOR_WGSL = /* wgsl */ `
+export const SAMPLE_NEIGHBOR_WGSL = perParts((parts) => /* wgsl */ `
 ${RNG_WGSL}
 struct Params { rows: u32, stride: u32, part: u32, key_lo: u32, key_hi: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2)}
-@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read_write> out: array<i32>;
+${SPLIT_TARGETS(2, parts)}
+@group(0) @binding(${2 + parts}) var<storage, read_write> out: array<i32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -54,7 +75,7 @@ ${ROW}
   } else {
     out[v] = tgt(u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u));
   }
-}`;
+}`);
 
 /**
  * gather for u8 columns: out[i] = src[index[i]], or src[i] when index[i] < 0. WGSL has no 8-bit
@@ -168,16 +189,16 @@ fn set_next(i: u32, value: u32) {
  * compare-and-swap on the word; every write of a call is the same mark, so the result does not
  * depend on the order. Result words: attempts, successes.
  */
-export const SPREAD_U8_WGSL = /* wgsl */ `
+export const SPREAD_U8_WGSL = perParts((parts) => /* wgsl */ `
 ${RNG_WGSL}
 ${BERNOULLI}
 struct Params { rows: u32, stride: u32, part: u32, from_state: u32, susceptible: u32, mark: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2)}
-@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read> state: array<u32>;
-@group(0) @binding(${3 + SPLIT_PARTS}) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(${4 + SPLIT_PARTS}) var<storage, read_write> result: array<atomic<u32>>;
+${SPLIT_TARGETS(2, parts)}
+@group(0) @binding(${2 + parts}) var<storage, read> state: array<u32>;
+@group(0) @binding(${3 + parts}) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(${4 + parts}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 @compute @workgroup_size(${WORKGROUP})
@@ -198,7 +219,7 @@ ${ROW}
   }
   if (attempts > 0u) { atomicAdd(&result[0], attempts); }
   if (successes > 0u) { atomicAdd(&result[1], successes); }
-}`;
+}`);
 
 /**
  * transition (u8 state): rows with state == from move to `to` with probability p (draw keyed by the
@@ -270,16 +291,16 @@ ${ROW}
  * least t / (m deg) > 2^-52 t unless equal), so the GPU compares c 2^k >= m deg exactly, in 64-bit
  * integers made of u32 pairs. Result word: rows marked.
  */
-export const THRESHOLD_MARK_U8_WGSL = /* wgsl */ `
+export const THRESHOLD_MARK_U8_WGSL = perParts((parts) => /* wgsl */ `
 ${RNG_WGSL}
 struct Params { rows: u32, stride: u32, part: u32, from_state: u32, value: u32, mark: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2)}
-@group(0) @binding(${2 + SPLIT_PARTS}) var<storage, read> state: array<u32>;
-@group(0) @binding(${3 + SPLIT_PARTS}) var<storage, read> threshold: array<u32>;
-@group(0) @binding(${4 + SPLIT_PARTS}) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(${5 + SPLIT_PARTS}) var<storage, read_write> result: array<atomic<u32>>;
+${SPLIT_TARGETS(2, parts)}
+@group(0) @binding(${2 + parts}) var<storage, read> state: array<u32>;
+@group(0) @binding(${3 + parts}) var<storage, read> threshold: array<u32>;
+@group(0) @binding(${4 + parts}) var<storage, read_write> next: array<atomic<u32>>;
+@group(0) @binding(${5 + parts}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 // c / deg >= t, t given by its f32 bits, deg >= 1, exactly.
@@ -329,7 +350,7 @@ ${ROW}
     set_next(v, p.mark);
     atomicAdd(&result[0], 1u);
   }
-}`;
+}`);
 
 /** [threshold, always] of a Bernoulli(p) draw for the WGSL `bernoulli` (see BERNOULLI above). */
 export function bernoulliWords(p: number): [number, number] {

@@ -10,7 +10,7 @@ import { hash, keyOf, streamOf } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { barabasiAlbert, erdosRenyi } from '../../../graph/generators.ts';
 import { RNG_WGSL, keyWords } from '../../../sim-core/gpu/rng.wgsl.ts';
-import { GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPLIT_PARTS } from '../../../sim-core/gpu/kernels.wgsl.ts';
+import { GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from '../../../sim-core/gpu/kernels.wgsl.ts';
 import { createTable } from '../../../sim-core/table.ts';
 import { runStep, type World } from '../../../sim-core/phase.ts';
 import { voter } from '../../../models/opinion.ts';
@@ -21,7 +21,8 @@ const gpu = await gpuOrSkip('WGSL kernels against the CPU kernels');
 // Targets in one part: every split binding gets the whole array (the executor's splitting is
 // tested in executor.test.ts).
 const WHOLE = 2 ** 31;
-const unsplit = (t: Int32Array) => Array.from({ length: SPLIT_PARTS }, () => t);
+const PARTS = 4;
+const unsplit = (t: Int32Array) => Array.from({ length: PARTS }, () => t);
 const exec = createExecutor(1);
 afterAll(() => {
   gpu?.close();
@@ -75,7 +76,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
         const key = keyOf(9, streamOf('voter'), step);
         const cpu = sharedArray('i32', n);
         await exec.run(K.sampleNeighbor, { offsets, targets, out: cpu, key }, n);
-        const got = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL, { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
+        const got = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL(PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
         let first = -1;
         for (let v = 0; v < n && first < 0; v++) if (got[v] !== cpu[v]) first = v;
         expect(first, `${name}, step ${step}: first differing row ${first} (gpu ${got[first]}, cpu ${cpu[first]})`).toBe(-1);
@@ -114,7 +115,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     const words = Math.ceil(n / 4);
     for (let step = 0; step < 10; step++) {
       const key = keyOf(world.seed, streamOf('voter'), step);
-      const partner = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL, { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
+      const partner = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL(PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
       votes = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [votes, partner], outputBytes: words * 4 })).slice(0, n);
       await runStep(world, phases, step);
       const cpu = world.agents.columns.vote as Uint8Array;
