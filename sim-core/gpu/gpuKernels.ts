@@ -12,7 +12,8 @@
  * - the opinion kernels on f64 columns or with a parameter that is not finite (the software f32
  *   of softfloat.wgsl.ts takes finite f32 values);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
- *   bound as up to splitParts() ranges of one buffer (kernels.wgsl.ts).
+ *   bound as up to splitParts() ranges of one buffer (kernels.wgsl.ts), as long as that buffer is
+ *   within the adapter's largest buffer.
  */
 import type { AnyKernel } from '../kernel.ts';
 import { kernels as core } from '../kernels.ts';
@@ -78,7 +79,9 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   const parts = splitParts(gpu.limits);
   const call = build(k, a, rows, partBytes, parts);
   if (!call) return undefined;
-  return call.arrays.every((x) => (isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes : x.byteLength <= maxBinding)) ? call : undefined;
+  const fits = (x: TypedArray | Split) =>
+    isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
+  return call.arrays.every(fits) ? call : undefined;
 }
 
 export const isSplit = (x: TypedArray | Split): x is Split => 'split' in x;

@@ -17,6 +17,7 @@ import { barabasiAlbert } from '../../../graph/generators.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { splitParts } from '../../../sim-core/gpu/kernels.wgsl.ts';
+import { gpuKernelFor } from '../../../sim-core/gpu/gpuKernels.ts';
 import { runScenario } from '../../../runner/runScenario.ts';
 import { loadScenario } from '../../../runner/loadScenario.ts';
 import { inspectRun } from '../../../runner/inspect.ts';
@@ -341,6 +342,11 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       expect(got.counts).toEqual(want.counts);
       for (let i = 0; i < 3; i++) expect(Buffer.from(got.arrays[i].buffer).equals(Buffer.from(want.arrays[i].buffer)), `array ${i}, ${limit}`).toBe(true);
     }
+    // Targets larger than the adapter's largest buffer stay on the CPU, however they would split.
+    const args = { offsets: graph.following.offsets, targets: graph.following.targets, out: sharedArray('i32', n), key: 3 };
+    const smallBuffers = { ...gpu!, limits: { ...gpu!.limits, maxBufferSize: graph.following.targets.byteLength - 4 } };
+    expect(gpuKernelFor(K.sampleNeighbor, args, n, gpu!, 16384)).toBeDefined();
+    expect(gpuKernelFor(K.sampleNeighbor, args, n, smallBuffers, 16384)).toBeUndefined();
     // Past the adapter's number of ranges the call stays on the CPU.
     expect(graph.following.targets.byteLength).toBeGreaterThan(parts * 4096);
     const tight = new GpuExecutor(gpu!, cpu, { maxBindingBytes: 4096 });
