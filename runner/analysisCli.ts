@@ -1,9 +1,10 @@
-/** `socsim export DIR --format parquet` and `socsim query DIR "SQL"`: run tables where analysts work. */
+/**
+ * `socsim export DIR --format parquet` and `socsim query DIR "SQL"`: run tables where analysts work.
+ * The encoder (parquet-wasm) and DuckDB load only when these commands run, not with every `socsim run`.
+ */
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { intFlag } from './flags.ts';
-import { exportParquet } from './parquetExport.ts';
-import { runQuery } from './query.ts';
 
 export function registerAnalysisCommands(program: Command): void {
   program
@@ -13,7 +14,8 @@ export function registerAnalysisCommands(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices(['parquet']).makeOptionMandatory())
     .option('--out <dir>', 'where the files go (default: <dir>-parquet); must be new or empty (see --force)')
     .option('--force', 'overwrite the files of an earlier export in --out')
-    .action((dirArg: string, opts: { out?: string; force?: boolean }) => {
+    .action(async (dirArg: string, opts: { out?: string; force?: boolean }) => {
+      const { exportParquet } = await import('./parquetExport.ts');
       const r = exportParquet(dirArg, opts.out, !!opts.force);
       const rel = path.relative(process.cwd(), r.out) || '.';
       process.stdout.write(`wrote ${r.files} Parquet files (${(r.bytes / 1e6).toFixed(2)} MB) for ${r.tables.length} tables (${r.tables.map((t) => t.name).join(', ')}) to ${rel.startsWith('..') ? r.out : rel}/\n`);
@@ -28,6 +30,7 @@ export function registerAnalysisCommands(program: Command): void {
     .option('--parquet <file>', 'write every row as Parquet to FILE instead of a table')
     .option('--max-rows <n>', 'rows printed as a table', intFlag('--max-rows', 1), 50)
     .action(async (dirArg: string, sql: string, opts: { csv?: string | true; parquet?: string; maxRows: number }) => {
+      const { runQuery } = await import('./query.ts');
       await runQuery(dirArg, sql, { csv: opts.csv === true ? '-' : opts.csv, parquet: opts.parquet, maxRows: opts.maxRows });
     });
 }

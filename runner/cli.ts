@@ -19,6 +19,7 @@ import { analysisHints } from './hints.ts';
 import { registerExperimentCommands } from './experimentCli.ts';
 import { registerValidateCommand } from './validate.ts';
 import { registerAnalysisCommands } from './analysisCli.ts';
+import { registerCalibrateCommand } from './calibrateCli.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
@@ -314,6 +315,7 @@ export function buildProgram(): Command {
   registerExperimentCommands(program);
   registerValidateCommand(program);
   registerAnalysisCommands(program);
+  registerCalibrateCommand(program);
 
   program
     .command('inspect')
