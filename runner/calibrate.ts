@@ -26,7 +26,8 @@ import { tableFromIPC } from 'apache-arrow';
 import { InputError } from '../sim-core/errors.ts';
 import { writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { Cmaes } from './cmaes.ts';
-import { executePlan, writeFileAtomic, type RunnablePlan } from './experimentRun.ts';
+import { executePlan, runComplete, writeFileAtomic, type RunnablePlan, type Shard } from './experimentRun.ts';
+import { effectiveStatus, readRunManifest } from './runDirectory.ts';
 import { planFile, type PlannedRun } from './experimentPlan.ts';
 import { loss, type Match, type Target } from './calibrationTarget.ts';
 import { paramsAt, sameCalibration, valueAt, type CalibrationBase, type CalibrationJson, type Fit } from './calibrationSetup.ts';
@@ -43,7 +44,16 @@ export interface CalibrateOptions {
   quiet: boolean;
   /** Stop when the search distribution's largest standard deviation is below this, in box units. */
   tolerance: number;
+  /**
+   * Run only the runs of each generation whose index is i mod N, then wait until the other shards'
+   * runs of the generation are complete (a shared DIR), so every shard follows the same search.
+   * Shard 0 (or an unsharded run) writes the tables and best/.
+   */
+  shard?: Shard;
 }
+
+/** Seconds between looks at the other shards' runs. */
+const POLL_SECONDS = 1;
 
 export interface Evaluation {
   eval: number;
@@ -77,7 +87,7 @@ export interface BestJson {
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
 /** The matched columns of one run's metrics at the target's steps. */
-function readSeries(runDir: string, target: Target, matches: Match[], runId: string): Record<string, number[]> {
+export function readSeries(runDir: string, target: Target, matches: Match[], runId: string): Record<string, number[]> {
   const t = tableFromIPC(fs.readFileSync(path.join(runDir, 'metrics.arrow')));
   const names = t.schema.fields.map((f) => f.name);
   const steps = Array.from(t.getChild('step')!.toArray() as Int32Array);
@@ -170,12 +180,41 @@ function prepareDir(cal: CalibrationJson, o: CalibrateOptions): void {
   if (fs.existsSync(file)) {
     const old = JSON.parse(fs.readFileSync(file, 'utf8')) as CalibrationJson;
     if (!sameCalibration(old, cal) && !o.force) throw new InputError(`${o.label} holds another calibration (scenario, base, fits, matches, target, seeds, search seed or run options differ); pass --force to replace it, or choose another --out`);
-  } else if (fs.existsSync(o.dir) && fs.readdirSync(o.dir).length > 0) {
-    throw new InputError(`--out ${o.label} is not empty and holds no calibration.json; choose a new or empty directory`);
+  } else if (fs.existsSync(o.dir)) {
+    // Another shard may be creating this very calibration: its first entries are no obstacle.
+    const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs)$/.test(f));
+    if (foreign !== undefined) throw new InputError(`--out ${o.label} is not empty (${foreign}) and holds no calibration.json; choose a new or empty directory`);
   }
-  for (const d of ['plans', 'runs']) fs.mkdirSync(path.join(o.dir, d), { recursive: true });
-  if (o.force) for (const f of ['calibration.arrow', 'best.json', 'target.arrow']) fs.rmSync(path.join(o.dir, f), { force: true });
+  fs.mkdirSync(o.dir, { recursive: true });
+  if (o.force && !o.shard) for (const f of ['calibration.arrow', 'best.json', 'target.arrow']) fs.rmSync(path.join(o.dir, f), { force: true });
   writeFileAtomic(file, json(cal));
+  for (const d of ['plans', 'runs']) fs.mkdirSync(path.join(o.dir, d), { recursive: true });
+}
+
+/** Waits until every run of `plan` is complete (other shards run them); false when interrupted. */
+async function barrier(plan: RunnablePlan, o: CalibrateOptions, say: (line: string) => void): Promise<boolean> {
+  let stop = false;
+  const onSignal = () => (stop = true);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    let said = false;
+    for (;;) {
+      const waiting = plan.runs.filter((r) => {
+        const m = readRunManifest(path.join(o.dir, r.dir));
+        if (m && effectiveStatus(m) === 'failed') throw new Error(`run ${r.id} (another shard's) failed: ${m.error ?? 'see its manifest'}; fix the cause and start the shards again`);
+        return !runComplete(m, r, plan);
+      });
+      if (waiting.length === 0) return true;
+      if (stop) return false;
+      if (!said) say(`waiting for ${waiting.length} runs of other shards (${waiting.slice(0, 3).map((r) => r.id).join(', ')}${waiting.length > 3 ? ', ...' : ''})`);
+      said = true;
+      await new Promise((res) => setTimeout(res, POLL_SECONDS * 1000));
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 export interface CalibrateResult {
@@ -190,7 +229,8 @@ export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target
   const generations = Math.floor(o.budget / lambda);
   if (generations < 1) throw new InputError(`--budget ${o.budget} is smaller than one generation of the search (${lambda} evaluations); give --budget ${lambda} or more`);
   prepareDir(cal, o);
-  writeTarget(path.join(o.dir, 'target.arrow'), target, matches);
+  const writer = !o.shard || o.shard.index === 0;
+  if (writer) writeTarget(path.join(o.dir, 'target.arrow'), target, matches);
   const es = new Cmaes({ n: fits.length, seed: cal.search.seed, lambda, sigma: cal.search.sigma0 });
   const evals: Evaluation[] = [];
   let best: Evaluation | undefined;
@@ -217,13 +257,17 @@ export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target
         }
       });
       const plan: RunnablePlan = { scenarioArg: b.scenarioArg, json: { options: cal.options }, runs };
-      const r = await executePlan(plan, { dir: o.dir, label: o.label, jobs: o.jobs, threads: o.threads, backend: o.backend, force: o.force, quiet: true, onDone: bar.tick });
+      const r = await executePlan(plan, { dir: o.dir, label: o.label, jobs: o.jobs, threads: o.threads, backend: o.backend, force: o.force, quiet: true, shard: o.shard, onDone: bar.tick });
       for (let k = 0; k < r.skipped.length; k++) bar.tick();
       if (r.interrupted) {
         interrupted = true;
         break;
       }
       if (r.failures.length > 0) throw new Error(`${r.failures.length} runs failed; fix the cause and run the same command again (completed runs are kept):\n  ${r.failures.map((f) => `${f.id}: ${f.message}`).join('\n  ')}`);
+      if (o.shard && !(await barrier(plan, o, bar.generation))) {
+        interrupted = true;
+        break;
+      }
       const gen: Evaluation[] = values.map((v, k) => {
         const ev = g * lambda + k;
         const series = seeds.map((seed) => readSeries(path.join(o.dir, 'runs', runIdOf(ev, seed)), target, matches, runIdOf(ev, seed)));
@@ -235,7 +279,7 @@ export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target
       for (const e of gen) if (!best || e.objective < best.objective) best = e;
       for (const e of gen) if (e !== best) for (const seed of seeds) prune(path.join(o.dir, 'runs', runIdOf(e.eval, seed)));
       if (prev && prev !== best) for (const seed of seeds) prune(path.join(o.dir, 'runs', runIdOf(prev.eval, seed)));
-      writeTables(o.dir, cal, evals);
+      if (writer) writeTables(o.dir, cal, evals);
       bar.generation(`generation ${g + 1}/${generations}: best loss ${best!.objective.toPrecision(4)} at ${fits.map((f, i) => `${f.name}=${best!.values[i].toPrecision(4)}`).join(' ')}`);
     }
   } finally {
@@ -243,8 +287,8 @@ export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target
   }
   if (!best) return { evaluations: evals, interrupted };
   const bj = bestJson(cal, evals, best, es, target, stopped, evals.length === 0 ? 0 : evals[evals.length - 1].generation + 1);
-  writeFileAtomic(path.join(o.dir, 'best.json'), json(bj));
-  if (!interrupted) copyBest(o.dir, bj.run, target, matches);
+  if (writer) writeFileAtomic(path.join(o.dir, 'best.json'), json(bj));
+  if (writer && !interrupted) copyBest(o.dir, bj.run, target, matches);
   return { best: bj, evaluations: evals, interrupted };
 }
 

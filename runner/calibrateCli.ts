@@ -5,6 +5,7 @@ import { InputError } from '../sim-core/errors.ts';
 import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, numFlag } from './flags.ts';
 import { parseSets } from './cli.ts';
 import { parseMatch, readTarget } from './calibrationTarget.ts';
+import { parseShard } from './experimentCli.ts';
 import { calibrationBase, checkFits, parseFit, sha256, type CalibrationJson } from './calibrationSetup.ts';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -24,6 +25,7 @@ export function registerCalibrateCommand(program: Command): void {
     .option('--seed <n>', 'seed of the search itself', intFlag('--seed', 0), 1)
     .option('--set <key=value>', 'a fixed parameter override for every run (repeatable), as for socsim run', collect, [])
     .option('--tolerance <x>', 'stop when the search\'s largest standard deviation is below x of a parameter\'s range', numFlag('--tolerance', 0), 1e-3)
+    .option('--shard <i/N>', 'run only the runs of each generation whose index is i mod N, then wait for the other shards\' runs in the shared --out (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); every shard follows the same search, shard 0 writes the tables')
     .option('--force', 'replace another calibration in --out and run every run again')
     .option('--quiet', 'no progress output');
   addLlmOptions(addRunSetOptions(cmd)).action(async (arg: string, opts, c: Command) => {
@@ -49,7 +51,7 @@ export function registerCalibrateCommand(program: Command): void {
     };
     const t0 = performance.now();
     const { calibrate } = await import('./calibrate.ts'); // CMA-ES and ml-matrix load only here
-    const r = await calibrate(base, cal, target, { dir: path.resolve(opts.out), label: opts.out, budget: opts.budget, jobs: opts.jobs, threads: opts.threads, backend: opts.backend, force: !!opts.force, quiet: !!opts.quiet, tolerance: opts.tolerance });
+    const r = await calibrate(base, cal, target, { dir: path.resolve(opts.out), label: opts.out, budget: opts.budget, jobs: opts.jobs, threads: opts.threads, backend: opts.backend, force: !!opts.force, quiet: !!opts.quiet, tolerance: opts.tolerance, shard: opts.shard === undefined ? undefined : parseShard(opts.shard) });
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
     if (r.interrupted) {
       process.stdout.write(`interrupted after ${r.evaluations.length} evaluations; run the same command again to continue\n`);

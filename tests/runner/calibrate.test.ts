@@ -4,17 +4,20 @@
  * then beta is searched in [0.02, 0.12] (the start, the centre 0.07, is 40% off) with 2 seeds and a
  * budget of 12 evaluations. Stated tolerance: beta within 10% of the hidden value, and the fit's
  * NRMSE no worse than that of the hidden value itself on the same seeds plus two standard errors of
- * the seed mean (the seed-noise level). A re-run of the same command skips every run and writes the same table; bad input is one
- * line with exit code 2.
+ * the seed mean (the seed-noise level). A re-run of the same command skips every run and writes the same table; two shards in one
+ * DIR make the runs the unsharded search asks for; bad input is one line with exit code 2.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
-import { socsim, tempDir } from './cliHelpers.ts';
+import { spawn } from 'node:child_process';
+import { BIN, ROOT, socsim, tempDir } from './cliHelpers.ts';
 import { loss, parseMatch, readTarget } from '../../runner/calibrationTarget.ts';
 import { calibrationBase, checkFits, parseFit } from '../../runner/calibrationSetup.ts';
 import { InputError } from '../../sim-core/errors.ts';
+import { readSeries } from '../../runner/calibrate.ts';
+import { runQuery } from '../../runner/query.ts';
 
 const tmp = tempDir('socsim-calibrate-');
 const HIDDEN = 0.05;
@@ -86,6 +89,44 @@ describe('socsim calibrate', () => {
     expect(Date.now() - t0).toBeLessThan(15_000); // no run again (24 runs take longer)
   });
 
+  it('splits each generation among shards that share DIR, and follows the unsharded search', async () => {
+    const dir = path.join(tmp, 'shards');
+    const short = path.join(tmp, 'short.csv');
+    fs.writeFileSync(short, fs.readFileSync(target, 'utf8').split('\n').slice(0, 11).join('\n') + '\n'); // steps 0..9
+    const args = ['calibrate', 'sir', '--agents', '2000', '--steps', '10', '--target', short, '--fit', 'beta=0.02..0.12', '--match', 'infectious', '--seeds', '1', '--budget', '8', '--out', dir, '--quiet'];
+    const shard = (i: number) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args, '--shard', `${i}/2`], { cwd: ROOT, stdio: 'ignore' });
+        child.on('close', resolve);
+      });
+    expect(await Promise.all([shard(0), shard(1)])).toEqual([0, 0]);
+    const table = fs.readFileSync(path.join(dir, 'calibration.arrow'));
+    expect(tableFromIPC(table).numRows).toBe(8);
+    const runs = fs.readdirSync(path.join(dir, 'runs')).sort();
+    expect(runs).toHaveLength(8);
+    // Unsharded, the same command finds every run it asks for done, and writes the same table.
+    const again = socsim(args);
+    expect(again.code, again.stderr).toBe(0);
+    expect(fs.readdirSync(path.join(dir, 'runs')).sort()).toEqual(runs);
+    expect(fs.readFileSync(path.join(dir, 'calibration.arrow')).equals(table)).toBe(true);
+  });
+
+  it('puts its tables and every evaluation\'s metrics in reach of socsim query', async () => {
+    let text = '';
+    await runQuery(out, 'select count(*) as rows, count(distinct eval) as evals from calibration', { csv: '-', write: (s) => (text += s) });
+    expect(text).toBe('rows,evals\n24,12\n');
+    text = '';
+    await runQuery(out, 'select count(distinct run) as runs from metrics', { csv: '-', write: (s) => (text += s) });
+    expect(text).toBe('runs\n24\n');
+  });
+
+  it('takes its base from an experiment file: parameters, reference arm and defaults', async () => {
+    const b = await calibrationBase('experiments/sir-beta.ts', { sets: { gamma: 0.25 }, llm: [] });
+    expect(b.scenarioArg).toBe('sir');
+    expect(b.base).toMatchObject({ beta: 0.05, gamma: 0.25, seedCount: 20 });
+    expect(b.options).toMatchObject({ agents: 2000, steps: 20 });
+  });
+
   it('refuses bad input with one line and exit code 2', async () => {
     const write = (name: string, text: string) => {
       const f = path.join(tmp, name);
@@ -108,5 +149,8 @@ describe('socsim calibrate', () => {
     expect(() => checkFits(base, [parseFit('betta=0.01..0.1')])).toThrow(/unknown parameter betta; did you mean beta\?/);
     expect(() => checkFits(base, [parseFit('beta=0.5..2')])).toThrow(InputError);
     expect(checkFits(base, [parseFit('seedCount=5..50')])[0].integer).toBe(true);
+    const t = readTarget(target, [parseMatch('infectious')]);
+    expect(() => readSeries(path.join(out, 'best'), { ...t, values: { infectos: t.values.infectious } }, [parseMatch('infectos')], 'x')).toThrow(/no column infectos; did you mean infectious\?/);
+    expect(() => readSeries(path.join(out, 'best'), { ...t, steps: [...t.steps, 99] }, [parseMatch('infectious')], 'x')).toThrow(/step 99 is not in the runs' metrics/);
   });
 });
