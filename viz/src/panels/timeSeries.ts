@@ -46,7 +46,7 @@ export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
   llm.root.dataset.chart = 'llm';
   const other = new LineChart(box, { title: 'Other metric', xLabel: 'step' });
   other.root.dataset.chart = 'other';
-  const fit = new LineChart(box, { title: 'Calibration: fit (lines) and target (points)', xLabel: 'step' });
+  const fit = new LineChart(box, { title: 'Calibration: fit and target (points)', xLabel: 'step' });
   fit.root.dataset.chart = 'fit';
   const select = el.querySelector('select')!;
   let lastRun: RunState | undefined;
