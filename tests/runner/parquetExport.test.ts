@@ -10,6 +10,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { InputError } from '../../sim-core/errors.ts';
+import { exportParquet } from '../../runner/parquetExport.ts';
 import { STORY_SET, socsim, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-export-');
@@ -72,16 +74,17 @@ describe('socsim export --format parquet', () => {
   });
 
   it('refuses bad input with one line and exit code 2', () => {
-    for (const [args, what] of [
-      [['export', tmp, '--format', 'parquet', '--out', path.join(tmp, 'x')], /holds no tables/],
-      [['export', run, '--format', 'parquet', '--out', out], /not empty; pass --force/],
-      [['export', run, '--format', 'parquet', '--out', path.join(run, 'pq')], /inside/],
-      [['export', run, '--format', 'csv'], /--format/],
+    const r = socsim(['export', run, '--format', 'parquet', '--out', out]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/not empty; pass --force/)]);
+    expect(socsim(['export', run, '--format', 'csv']).code).toBe(2);
+    for (const [dir, to, what] of [
+      [tmp, path.join(tmp, 'x'), /holds no tables/],
+      [run, path.join(run, 'pq'), /inside/],
+      [path.join(tmp, 'missing'), undefined, /not a directory/],
     ] as const) {
-      const r = socsim([...args]);
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(what);
-      expect(r.stderr.trim().split('\n').filter((l) => !l.startsWith('(run with --help')).length).toBe(1);
+      expect(() => exportParquet(dir, to, false)).toThrow(InputError);
+      expect(() => exportParquet(dir, to, false)).toThrow(what);
     }
   });
 });

@@ -16,6 +16,12 @@ const tmp = tempDir('socsim-query-');
 const run = path.join(tmp, 'run');
 const exp = path.join(tmp, 'exp');
 const rowsOf = (file: string) => tableFromIPC(fs.readFileSync(file));
+/** runQuery in this process (the CLI is driven once per kind of output; the rest need no child). */
+async function query(dir: string, sql: string, o: { csv?: string; parquet?: string } = { csv: '-' }): Promise<string> {
+  let text = '';
+  await runQuery(dir, sql, { ...o, write: (t) => (text += t) });
+  return text;
+}
 
 beforeAll(() => {
   const r = socsim(['run', 'social-feed', '--agents', '1000', '--steps', '4', '--out', run, '--quiet', '--set', STORY_SET]);
@@ -25,16 +31,16 @@ beforeAll(() => {
 });
 
 describe('socsim query', () => {
-  it('sees every table of a run by name and prints a table', () => {
+  it('sees every table of a run by name and prints a table', async () => {
     const posts = rowsOf(path.join(run, 'posts.arrow'));
     const r = socsim(['query', run, 'select count(*) as n, count(distinct kind) as kinds from posts']);
     expect(r.code, r.stderr).toBe(0);
     const kinds = new Set(Array.from({ length: posts.numRows }, (_, i) => posts.getChild('kind')!.get(i)));
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^\s*n\s+kinds$/), expect.stringMatching(/^-+\s+-+$/), expect.stringMatching(new RegExp(`^\\s*${posts.numRows}\\s+${kinds.size}$`))]);
-    const tables = socsim(['query', run, 'show tables', '--csv']);
-    expect(tables.stdout.trim().split('\n').slice(1).sort()).toEqual(['agents', 'cascades', 'conversations', 'graph', 'graph_end', 'interventions', 'metrics', 'posts', 'stories']);
-    const inter = socsim(['query', run, 'select step, kind, posts from interventions order by step', '--csv']);
-    expect(inter.stdout).toMatch(/^step,kind,posts\n0,inject,5\n2,label,\d+\n$/);
+    const tables = await query(run, 'show tables');
+    expect(tables.trim().split('\n').slice(1).sort()).toEqual(['agents', 'cascades', 'conversations', 'graph', 'graph_end', 'interventions', 'metrics', 'posts', 'stories']);
+    const inter = await query(run, 'select step, kind, posts from interventions order by step');
+    expect(inter).toMatch(/^step,kind,posts\n0,inject,5\n2,label,\d+\n$/);
   });
 
   it('gathers agent snapshots with their step, and writes CSV and Parquet files', async () => {
@@ -47,21 +53,21 @@ describe('socsim query', () => {
     const mean = last.reduce((a, b) => a + b, 0) / last.length;
     expect(Number(lines[2].split(',')[2])).toBeCloseTo(mean, 6);
     const pq = path.join(tmp, 'metrics.parquet');
-    expect(socsim(['query', run, 'select step, posts_original from metrics', '--parquet', pq]).code).toBe(0);
+    await query(run, 'select step, posts_original from metrics', { parquet: pq });
     const conn = await (await DuckDBInstance.create(':memory:')).connect();
     const back = await conn.runAndReadAll(`select count(*) from read_parquet('${pq}')`);
     expect(back.getRowsJson()[0][0]).toBe(String(rowsOf(path.join(run, 'metrics.arrow')).numRows));
   });
 
-  it('sees an experiment\'s tables and its runs\' tables with a run column', () => {
+  it('sees an experiment\'s tables and its runs\' tables with a run column', async () => {
     const r = socsim(['query', exp, "select run, count(*) as steps from metrics where step >= 0 group by run order by run", '--csv']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('run,steps\nbase-s1,2\nhigh-s1,2\nlow-s1,2\n');
-    const eff = socsim(['query', exp, "select arm, mean from effects where outcome = 'final_recovered' order by arm", '--csv']);
-    expect(eff.stdout.trim().split('\n').map((l) => l.split(',')[0])).toEqual(['arm', 'base', 'high', 'low']);
+    const eff = await query(exp, "select arm, mean from effects where outcome = 'final_recovered' order by arm");
+    expect(eff.trim().split('\n').map((l) => l.split(',')[0])).toEqual(['arm', 'base', 'high', 'low']);
     const summary = rowsOf(path.join(exp, 'summary.arrow'));
-    const s = socsim(['query', exp, 'select count(*) from summary', '--csv']);
-    expect(s.stdout.trim().split('\n')[1]).toBe(String(summary.numRows));
+    const s = await query(exp, 'select count(*) from summary');
+    expect(s.trim().split('\n')[1]).toBe(String(summary.numRows));
   });
 
   it('answers a SQL error with one line and exit code 2', () => {
