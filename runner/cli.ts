@@ -18,6 +18,8 @@ import { runBench } from './bench.ts';
 import { analysisHints } from './hints.ts';
 import { registerExperimentCommands } from './experimentCli.ts';
 import { registerValidateCommand } from './validate.ts';
+import { registerAnalysisCommands } from './analysisCli.ts';
+import { registerCalibrateCommand } from './calibrateCli.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
@@ -312,6 +314,8 @@ export function buildProgram(): Command {
 
   registerExperimentCommands(program);
   registerValidateCommand(program);
+  registerAnalysisCommands(program);
+  registerCalibrateCommand(program);
 
   program
     .command('inspect')

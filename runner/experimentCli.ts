@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { backendOption } from './flags.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { loadExperiment, type Experiment } from './defineExperiment.ts';
 import { planExperiment, readExperimentJson, samePlan, type ExperimentJson, type Plan, type PlannedRun } from './experimentPlan.ts';
@@ -14,7 +13,7 @@ import { formatEffects, writeTables, type EffectRow } from './experimentTables.t
 import { evaluateOutcome, openRun } from './outcomes.ts';
 import { readRunManifest } from './runDirectory.ts';
 import { describeTarget } from './describe.ts';
-import { addLlmOptions, intFlag, llmChildFlags, llmRunOptions, numFlag } from './flags.ts';
+import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, llmRunOptions } from './flags.ts';
 import { llmOptions, setupLlm } from '../llm-archetypes/setup.ts';
 
 /** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
@@ -128,14 +127,8 @@ export function registerExperimentCommands(program: Command): void {
     .description('Plan and run an experiment (also: socsim experiment FILE ...): runs are child `socsim run` processes under DIR/runs/<id>; a re-run skips completed runs and resumes interrupted ones; then writes summary.arrow, effects.arrow and series.arrow')
     .argument('<file>', 'experiment file (.ts, export default defineExperiment({...}))')
     .option('--out <dir>', 'experiment directory (default: runs/<experiment name>)')
-    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000))
-    .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 1)
-    .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
-    .addOption(backendOption())
-    .option('--agents <n>', 'agents per run (default: the experiment\'s, else the scenario\'s)', intFlag('--agents', 1, 2 ** 31 - 2))
-    .option('--hours <h>', 'simulated hours per run (not with --steps)', numFlag('--hours', 0))
-    .option('--steps <n>', 'steps per run (not with --hours)', intFlag('--steps', 0))
-    .option('--step-seconds <s>', 'simulated seconds per step (default: the experiment\'s, else the scenario\'s)', numFlag('--step-seconds', 0))
+    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000));
+  addRunSetOptions(runCmd)
     .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
     .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
     .option('--quiet', 'no progress bar');

@@ -82,7 +82,7 @@ export interface PlanOptions {
 }
 
 /** Sets `value` at a dotted path of a nested object (creating objects on the way). */
-function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
+export function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let at = obj;
   for (const k of keys.slice(0, -1)) {
@@ -106,7 +106,7 @@ export function runId(arm: string, point: Record<string, GridValue>, seed: numbe
 }
 
 /** The scenario argument for the child runs: a bundled name, else a path next to the experiment file. */
-function scenarioArgument(scenario: string, experimentFile: string): string {
+export function scenarioArgument(scenario: string, experimentFile: string): string {
   if (bundledScenarios().includes(scenario)) return scenario;
   const file = path.resolve(path.dirname(experimentFile), scenario);
   if (!fs.existsSync(file)) {

@@ -15,7 +15,14 @@ import { InputError } from '../sim-core/errors.ts';
 import { CHECKPOINT_FILE } from './resume.ts';
 import { effectiveStatus, readRunManifest, writerState, type Manifest } from './runDirectory.ts';
 import { SharedLlmCache } from './sharedLlmCache.ts';
-import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun } from './experimentPlan.ts';
+import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun, type RunCommonOptions } from './experimentPlan.ts';
+
+/** What running a plan needs: its runs, the scenario argument and the options they share (socsim calibrate builds one per generation). */
+export interface RunnablePlan {
+  scenarioArg: string;
+  json: { options: RunCommonOptions };
+  runs: PlannedRun[];
+}
 
 const BIN = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
 /** The tables an experiment writes at the top of its directory. */
@@ -39,6 +46,8 @@ export interface ExecuteOptions {
   quiet: boolean;
   /** Called once, on the first run found or finished complete (checks the outcomes early). */
   validate?(run: PlannedRun, dir: string): void;
+  /** Called as each started run ends (completed or failed), e.g. for a caller's own progress bar with `quiet`. */
+  onDone?(run: PlannedRun): void;
 }
 
 export interface Failure {
@@ -81,11 +90,11 @@ export function canonical(v: unknown): string {
 }
 
 /** Whether the run in `dir` is the planned run, completed. */
-export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, plan: Plan): boolean {
+export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, plan: RunnablePlan): boolean {
   return !!m && m.status === 'completed' && sameRun(m, run, plan);
 }
 
-function sameRun(m: Partial<Manifest>, run: PlannedRun, plan: Plan): boolean {
+function sameRun(m: Partial<Manifest>, run: PlannedRun, plan: RunnablePlan): boolean {
   const o = plan.json.options;
   return m.seed === run.seed && m.steps_requested === o.steps && m.agents === o.agents && m.step_seconds === o.step_seconds && canonical(m.parameters) === canonical(run.params);
 }
@@ -133,7 +142,7 @@ export function shardRuns(runs: readonly PlannedRun[], shard?: Shard): PlannedRu
 
 type Action = { kind: 'skip' } | { kind: 'resume' } | { kind: 'fresh' } | { kind: 'busy'; why: string };
 
-function actionFor(run: PlannedRun, plan: Plan, dir: string, force: boolean): Action {
+function actionFor(run: PlannedRun, plan: RunnablePlan, dir: string, force: boolean): Action {
   const runDir = path.join(dir, run.dir);
   const m = readRunManifest(runDir);
   if (!m) return { kind: 'fresh' };
@@ -145,7 +154,7 @@ function actionFor(run: PlannedRun, plan: Plan, dir: string, force: boolean): Ac
   return { kind: 'fresh' };
 }
 
-function childArgs(run: PlannedRun, plan: Plan, o: ExecuteOptions, action: Action, cache: SharedLlmCache | undefined): string[] {
+function childArgs(run: PlannedRun, plan: RunnablePlan, o: ExecuteOptions, action: Action, cache: SharedLlmCache | undefined): string[] {
   const runDir = path.join(o.dir, run.dir);
   const backend = ['--backend', o.backend ?? 'cpu'];
   if (action.kind === 'resume') return [BIN, 'run', '--resume', runDir, '--threads', String(o.threads), ...backend, '--quiet'];
@@ -205,7 +214,7 @@ function progressBar(total: number, quiet: boolean): Bar {
 }
 
 /** Runs the plan's runs (those of the shard) that are not done yet. */
-export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<ExecuteResult> {
+export async function executePlan(plan: RunnablePlan, o: ExecuteOptions): Promise<ExecuteResult> {
   const mine = shardRuns(plan.runs, o.shard);
   const actions = mine.map((r) => ({ run: r, action: actionFor(r, plan, o.dir, o.force) }));
   const result: ExecuteResult = { planned: mine.length, skipped: [], ran: [], resumed: [], failures: [], interrupted: false };
@@ -252,6 +261,7 @@ export async function executePlan(plan: Plan, o: ExecuteOptions): Promise<Execut
         result.failures.push({ id: run.id, message });
       }
       bar.tick(result.failures.length);
+      o.onDone?.(run);
     }
   };
   try {

@@ -32,6 +32,21 @@ export function numFlag(name: string, minExclusive: number) {
   };
 }
 
+/**
+ * The options of commands that start many runs (`socsim experiment`, `socsim calibrate`): --jobs,
+ * --threads, --backend, and the size of each run (--agents, --hours or --steps, --step-seconds).
+ */
+export function addRunSetOptions(cmd: Command): Command {
+  return cmd
+    .option('--jobs <n>', 'runs at once (each a child process)', intFlag('--jobs', 1, 1024), 1)
+    .option('--threads <n>', 'worker threads of each run', intFlag('--threads', 1, 256), 1)
+    .addOption(backendOption())
+    .option('--agents <n>', 'agents per run (default: the experiment\'s, else the scenario\'s)', intFlag('--agents', 1, 2 ** 31 - 2))
+    .option('--hours <h>', 'simulated hours per run (not with --steps)', numFlag('--hours', 0))
+    .option('--steps <n>', 'steps per run (not with --hours)', intFlag('--steps', 0))
+    .option('--step-seconds <s>', 'simulated seconds per step (default: the experiment\'s, else the scenario\'s)', numFlag('--step-seconds', 0));
+}
+
 /** Adds the `--llm*` options to a command. */
 export function addLlmOptions(cmd: Command): Command {
   return cmd

@@ -6,6 +6,8 @@ export function analysisHints(dir: string): string {
     `  polars:  import polars as pl; m = pl.read_ipc("${dir}/metrics.arrow")`,
     `  DuckDB:  import duckdb, pyarrow.feather as f; t = f.read_table("${dir}/metrics.arrow"); duckdb.sql("select * from t")`,
     `  R:       m <- arrow::read_feather("${dir}/metrics.arrow")`,
+    `  SQL:     npx socsim query ${dir} "select * from metrics"   (DuckDB; every table by name)`,
+    `  Parquet: npx socsim export ${dir} --format parquet`,
     `  here:    npx socsim inspect ${dir}`,
     '',
   ].join('\n');

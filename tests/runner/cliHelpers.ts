@@ -21,3 +21,6 @@ export function socsim(args: string[], cwd = ROOT, timeoutMs = 120_000): { code:
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: timeoutMs });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** `--set` for a social run with a false story injected at hour 0 and labelled at hour 2 (posts, cascades and interventions all get rows). */
+export const STORY_SET = 'interventions=[{"kind":"inject","hour":0,"count":5,"stance":0.7,"veracity":"false","novelty":1.2,"tag":"rumour"},{"kind":"label","hour":2,"posts":{"tag":"rumour"}}]';

@@ -23,6 +23,7 @@ import { launchBrowser, type Browser } from '../../viz/scripts/browser.ts';
 import { startServer, type DashboardServer } from '../../runner/serve.ts';
 import { ccdf, histogram, latestByRoot } from '../../viz/src/data/reduce.ts';
 import { formatValue } from '../../viz/src/ui/chart.ts';
+import { writeArrowFile } from '../../sim-core/io/arrowFile.ts';
 import { OPINION_BINS, OPINION_RANGE } from '../../viz/src/state.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -157,6 +158,7 @@ describe('dashboard on a finished social-feed run', () => {
     // Time series: one path per metric, one point per step, legend values from metrics.arrow.
     expect(await attrs(page, '[data-chart="active"] path.line', 'data-name')).toEqual(['active_users']);
     expect(await attrs(page, '[data-chart="active"] path.line', 'data-points')).toEqual([String(STEPS)]);
+    expect(await page.isVisible('[data-chart="fit"]')).toBe(false);
     expect(await legendValue(page, 'active', 'active_users')).toBe(formatValue(met.num.active_users![last]!));
     const actionNames = await attrs(page, '[data-chart="actions"] path.line', 'data-name');
     expect(actionNames).toEqual(['like', 'dislike', 'repost', 'quote', 'comment', 'post', 'follow', 'unfollow', 'mute', 'report'].map((a) => `actions_${a}`));
@@ -294,6 +296,34 @@ describe('dashboard on a finished social-feed run', () => {
     const fg = await page.evaluate(() => getComputedStyle(document.querySelector('h1')!).color);
     expect(fg).not.toBe(dark);
     await page.click('#theme'); // back to auto
+  });
+});
+
+describe('dashboard on a calibration\'s best run (target.arrow beside the metrics)', () => {
+  let server: DashboardServer;
+  const dir = path.join(tmp, 'best');
+  const target = { step: Int32Array.from([0, 3, 6, 9]), active_users: Float64Array.from([100, 250, 175, 300]) };
+  beforeAll(async () => {
+    // What socsim calibrate leaves in DIR/best: a run, target.arrow, and the manifest listing it.
+    fs.cpSync(SMALL, dir, { recursive: true });
+    writeArrowFile(path.join(dir, 'target.arrow'), [{ name: 'step', type: 'i32', values: target.step }, { name: 'active_users', type: 'f64', values: target.active_users }], 4);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    m.files.other = [...(m.files.other ?? []), 'target.arrow'];
+    fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(m));
+    server = await startServer({ runDir: dir, appDir, port: 0 });
+  });
+  afterAll(() => server?.close());
+
+  it('draws each matched metric with its target, which a plain run does not show', async () => {
+    const { page } = browser;
+    browser.errors.length = 0;
+    await open(page, server.url);
+    expect(await page.isVisible('[data-chart="fit"]')).toBe(true);
+    expect(await attrs(page, '[data-chart="fit"] path.line', 'data-name')).toEqual(['active_users', 'target active_users']);
+    expect(await attrs(page, '[data-chart="fit"] path.line', 'data-points')).toEqual([String(STEPS), '4']);
+    expect(await page.$$('[data-chart="fit"] circle.point')).toHaveLength(4);
+    expect(await legendValue(page, 'fit', 'target active_users')).toBe(formatValue(300));
+    expect(browser.errors).toEqual([]);
   });
 });
 

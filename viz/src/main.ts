@@ -180,9 +180,14 @@ async function loadTables(): Promise<void> {
   const other = m.status === 'running' ? undefined : m.files.other;
   const has = (f: string) =>
     other ? other.includes(f) : f === 'cascades.arrow' ? !!run!.metrics?.num.cascades_changed : m.llm.provider !== 'heuristic';
-  const [c, a] = await Promise.all([has('cascades.arrow') ? fetchTable(BASE, 'cascades.arrow') : undefined, has('archetypes.arrow') ? fetchTable(BASE, 'archetypes.arrow') : undefined]);
+  const [c, a, t] = await Promise.all([
+    has('cascades.arrow') ? fetchTable(BASE, 'cascades.arrow') : undefined,
+    has('archetypes.arrow') ? fetchTable(BASE, 'archetypes.arrow') : undefined,
+    other?.includes('target.arrow') ? fetchTable(BASE, 'target.arrow') : undefined,
+  ]);
   run!.cascades = c ?? { rows: 0, names: [], num: {}, str: {} };
   run!.archetypes = a;
+  run!.target = t;
 }
 
 const snapshotCache = new Map<number, Snapshot>();

@@ -18,6 +18,8 @@ export interface RunState {
   metricX?: Float64Array;
   cascades?: Columns;
   archetypes?: Columns;
+  /** target.arrow, in a calibration's best run (socsim calibrate): step and the matched columns. */
+  target?: Columns;
   /** Snapshot steps on disk, ascending, with file names. */
   snapshots: Array<{ step: number; name: string }>;
   /** Opinion histogram of each loaded snapshot (OPINION_BINS bins over OPINION_RANGE). */

@@ -1,6 +1,7 @@
 /**
  * Time series of metrics: active users (with a brush that picks the step range for every time
- * panel), actions by type, posts by kind, LLM calls and failures, and any other metric column.
+ * panel), actions by type, posts by kind, LLM calls and failures, and any other metric column;
+ * in a calibration's best run (target.arrow beside the metrics), each matched column with its target.
  */
 import { LineChart, type Series } from '../ui/chart.ts';
 import { PALETTE, xDomain, type Actions, type Panel, type RunState, type ViewState } from '../state.ts';
@@ -18,6 +19,19 @@ export function metricSeries(run: RunState, names: string[], labels: (n: string)
     .map((n, i) => ({ name: n, label: labels(n), x: run.metricX!, y: m.num[n]!, color: PALETTE[(i + offset) % PALETTE.length]! }));
 }
 
+/** Each matched column of a calibration's target.arrow as the run's metric (a line) and the target (points). */
+export function targetSeries(run: RunState): Series[] {
+  const t = run.target;
+  if (!t || !t.num.step) return [];
+  const x = Float64Array.from(t.num.step, (s) => s + 1); // as metricX: step + 1
+  return t.names
+    .filter((n) => n !== 'step' && t.num[n])
+    .flatMap((n, i) => [
+      ...metricSeries(run, [n], (c) => `fit ${c}`, 2 * i),
+      { name: `target ${n}`, label: `target ${n}`, x, y: t.num[n]!, color: PALETTE[(2 * i + 1) % PALETTE.length]!, points: true },
+    ]);
+}
+
 export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
   el.innerHTML = `<h2 id="ts-title">Metrics over time</h2><div class="charts"></div>
     <label class="other">other metric <select aria-label="other metric"></select></label>`;
@@ -32,6 +46,8 @@ export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
   llm.root.dataset.chart = 'llm';
   const other = new LineChart(box, { title: 'Other metric', xLabel: 'step' });
   other.root.dataset.chart = 'other';
+  const fit = new LineChart(box, { title: 'Calibration: fit and target (points)', xLabel: 'step' });
+  fit.root.dataset.chart = 'fit';
   const select = el.querySelector('select')!;
   let lastRun: RunState | undefined;
   let lastView: ViewState | undefined;
@@ -49,6 +65,8 @@ export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
     posts.render(p, { xDomain: domain, marker, note: p.length ? undefined : 'no post metrics in this run' });
     const l = metricSeries(run, LLM, (n) => n.replace('llm_', ''), 2);
     llm.render(l, { xDomain: domain, marker, note: l.length ? undefined : `no LLM provider in this run (behaviour: ${run.manifest.llm.provider})` });
+    fit.root.hidden = !run.target;
+    if (run.target) fit.render(targetSeries(run), { xDomain: domain, marker });
     const chosen = select.value;
     other.render(chosen ? metricSeries(run, [chosen], undefined, 6) : [], { xDomain: domain, marker });
   };

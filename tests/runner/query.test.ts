@@ -1,0 +1,94 @@
+/**
+ * `socsim query` end to end: SQL over a small social run (every table by name, agents with their
+ * snapshot step) and over the sir-beta experiment at 2,000 agents, 1 seed, 2 hours (its tables and
+ * its runs' tables with a run column); a table, CSV and Parquet out; SQL errors are one line, exit 2.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tableFromIPC } from 'apache-arrow';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { InputError } from '../../sim-core/errors.ts';
+import { runQuery } from '../../runner/query.ts';
+import { STORY_SET, socsim, tempDir } from './cliHelpers.ts';
+
+const tmp = tempDir('socsim-query-');
+const run = path.join(tmp, 'run');
+const exp = path.join(tmp, 'exp');
+const rowsOf = (file: string) => tableFromIPC(fs.readFileSync(file));
+/** runQuery in this process (the CLI is driven once per kind of output; the rest need no child). */
+async function query(dir: string, sql: string, o: { csv?: string; parquet?: string } = { csv: '-' }): Promise<string> {
+  let text = '';
+  await runQuery(dir, sql, { ...o, write: (t) => (text += t) });
+  return text;
+}
+
+beforeAll(() => {
+  const r = socsim(['run', 'social-feed', '--agents', '1000', '--steps', '4', '--out', run, '--quiet', '--set', STORY_SET]);
+  expect(r.code, r.stderr).toBe(0);
+  const e = socsim(['experiment', 'experiments/sir-beta.ts', '--out', exp, '--seeds', '1', '--hours', '2', '--jobs', '2', '--quiet']);
+  expect(e.code, e.stderr).toBe(0);
+});
+
+describe('socsim query', () => {
+  it('sees every table of a run by name and prints a table', async () => {
+    const posts = rowsOf(path.join(run, 'posts.arrow'));
+    const r = socsim(['query', run, 'select count(*) as n, count(distinct kind) as kinds from posts']);
+    expect(r.code, r.stderr).toBe(0);
+    const kinds = new Set(Array.from({ length: posts.numRows }, (_, i) => posts.getChild('kind')!.get(i)));
+    expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^\s*n\s+kinds$/), expect.stringMatching(/^-+\s+-+$/), expect.stringMatching(new RegExp(`^\\s*${posts.numRows}\\s+${kinds.size}$`))]);
+    const tables = await query(run, 'show tables');
+    expect(tables.trim().split('\n').slice(1).sort()).toEqual(['agents', 'cascades', 'conversations', 'graph', 'graph_end', 'interventions', 'metrics', 'posts', 'stories']);
+    const inter = await query(run, 'select step, kind, posts from interventions order by step');
+    expect(inter).toMatch(/^step,kind,posts\n0,inject,5\n2,label,\d+\n$/);
+  });
+
+  it('gathers agent snapshots with their step, and writes CSV and Parquet files', async () => {
+    const csv = path.join(tmp, 'agents.csv');
+    const r = socsim(['query', run, 'select step, count(*) as n, avg(opinion) as mean from agents group by step order by step', '--csv', csv]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = fs.readFileSync(csv, 'utf8').trim().split('\n');
+    expect(lines.map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['step,n', '0,1000', '4,1000']);
+    const last = rowsOf(path.join(run, 'agents/step-000004.arrow')).getChild('opinion')!.toArray() as Float32Array;
+    const mean = last.reduce((a, b) => a + b, 0) / last.length;
+    expect(Number(lines[2].split(',')[2])).toBeCloseTo(mean, 6);
+    const pq = path.join(tmp, 'metrics.parquet');
+    await query(run, 'select step, posts_original from metrics', { parquet: pq });
+    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    const back = await conn.runAndReadAll(`select count(*) from read_parquet('${pq}')`);
+    expect(back.getRowsJson()[0][0]).toBe(String(rowsOf(path.join(run, 'metrics.arrow')).numRows));
+  });
+
+  it('sees an experiment\'s tables and its runs\' tables with a run column', async () => {
+    const r = socsim(['query', exp, "select run, count(*) as steps from metrics where step >= 0 group by run order by run", '--csv']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('run,steps\nbase-s1,2\nhigh-s1,2\nlow-s1,2\n');
+    const eff = await query(exp, "select arm, mean from effects where outcome = 'final_recovered' order by arm");
+    expect(eff.trim().split('\n').map((l) => l.split(',')[0])).toEqual(['arm', 'base', 'high', 'low']);
+    const summary = rowsOf(path.join(exp, 'summary.arrow'));
+    const s = await query(exp, 'select count(*) from summary');
+    expect(s.trim().split('\n')[1]).toBe(String(summary.numRows));
+  });
+
+  it('answers a SQL error with one line and exit code 2', () => {
+    const r = socsim(['query', run, 'select nope from posts']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/SQL error: .*nope.*\(tables: .*posts/);
+  });
+
+  it('refuses other bad input with an InputError naming it', async () => {
+    for (const [dir, sql, o, what] of [
+      [run, 'selec 1', {}, /^SQL error: Parser Error: syntax error at or near "selec"/],
+      [run, 'select * from nothing_here', {}, /^SQL error: .*nothing_here/],
+      [path.join(tmp, 'missing'), 'select 1', {}, /not a directory/],
+      [run, 'select 1', { csv: '-', parquet: 'x.parquet' }, /--csv or --parquet/],
+      [run, 'select 1; select 2', {}, /one SQL statement; got 2/],
+    ] as const) {
+      const err = await runQuery(dir, sql, { ...o, write: () => {} }).then(() => undefined, (e: unknown) => e);
+      expect(err, sql).toBeInstanceOf(InputError);
+      expect((err as Error).message).toMatch(what);
+      expect((err as Error).message).not.toMatch(/\n/);
+    }
+  });
+});
