@@ -1,15 +1,18 @@
 /**
  * The `cpu` backend's executors: run a declared kernel (`kernel.ts`) over fixed row chunks, in the
- * main thread (threads = 1) or on a piscina pool of worker threads over SharedArrayBuffers. Both
+ * main thread (threads = 1) or on it and a piscina pool of worker threads over SharedArrayBuffers. Both
  * run the same declarations, so the kernel list is the same for every executor.
  *
  * Determinism: chunk boundaries depend only on the row count (and an optional fixed partition
  * count), never on the thread count, and per-chunk partial results come back indexed by chunk, so
  * callers combine them in chunk order. Randomness inside kernels is keyed by row or edge index.
  *
- * Dispatch: a run sends one task per worker (not one per chunk); the workers claim the run's
- * chunks from a shared counter until none is left, so a run costs `threads` messages however many
- * chunks it has, and a worker slowed by other load on the machine simply claims fewer.
+ * Dispatch: `threads` counts the calling thread, which runs chunks too, beside `threads - 1`
+ * workers. A run sends one task per worker (not one per chunk), then the calling thread and the
+ * workers claim the run's chunks from a shared counter until none is left: a run costs at most
+ * `threads - 1` messages however many chunks it has, a one-chunk run none, the calling thread
+ * starts at once while the workers wake, and a thread slowed by other load on the machine simply
+ * claims fewer chunks.
  *
  * Sharing: a task message carries the kernel's module and name, the chunk ranges, scalar arguments
  * and small integer ids for its arrays. Each worker learns an array (its SharedArrayBuffer handle,
@@ -146,7 +149,10 @@ function isTypedArray(v: unknown): v is TypedArray {
   return ArrayBuffer.isView(v) && !(v instanceof DataView);
 }
 
-/** Runs chunks concurrently on a pool of `threads` workers that live as long as the executor. */
+/**
+ * Runs chunks concurrently on the calling thread and a pool of `threads - 1` workers that live as
+ * long as the executor.
+ */
 class PoolExecutor implements Executor {
   private readonly pool: Piscina;
   private readonly ids = new WeakMap<TypedArray, number>();
@@ -166,11 +172,15 @@ class PoolExecutor implements Executor {
   private readonly claimView = new Int32Array(this.claims);
   private nextSlot = 0;
 
+  /** Worker threads: the calling thread is one of the `threads` that run chunks. */
+  private readonly workers: number;
+
   constructor(readonly threads: number) {
+    this.workers = threads - 1;
     this.pool = new Piscina({
       filename: fileURLToPath(new URL('./worker.mjs', import.meta.url)),
-      minThreads: threads,
-      maxThreads: threads,
+      minThreads: this.workers,
+      maxThreads: this.workers,
       idleTimeout: Infinity,
       concurrentTasksPerWorker: 1,
     });
@@ -215,8 +225,8 @@ class PoolExecutor implements Executor {
     this.nextSlot = (slot + 1) % CLAIM_SLOTS;
     Atomics.store(this.claimView, slot, 0);
     const results: number[][] = ranges.map(() => []);
-    const settled = await Promise.allSettled(
-      Array.from({ length: Math.min(this.threads, ranges.length) }, async () => {
+    const pending = Promise.allSettled(
+      Array.from({ length: Math.min(this.workers, ranges.length - 1) }, async () => {
         const task: Task = { module: kernel.module, kernel: kernel.name, ranges: flat, claims: this.claims, slot, args: wire, logStart, forget };
         let out = (await this.pool.run(task)) as TaskResult;
         this.applied.set(out.worker, out.applied);
@@ -230,7 +240,19 @@ class PoolExecutor implements Executor {
         out.chunks!.forEach((c, i) => (results[c] = out.results![i] ?? []));
       }),
     );
+    // The calling thread claims chunks too: it starts at once, while the workers wake up.
+    let own: unknown;
+    try {
+      const count = ranges.length;
+      for (let c = Atomics.add(this.claimView, slot, 1); c < count; c = Atomics.add(this.claimView, slot, 1)) {
+        results[c] = kernel.fn(args, ranges[c][0], ranges[c][1]) ?? [];
+      }
+    } catch (err) {
+      own = err;
+    }
+    const settled = await pending;
     // Wait for every task before failing, so no chunk is still running when the caller reacts.
+    if (own !== undefined) throw own;
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     this.trimLog();
@@ -239,7 +261,7 @@ class PoolExecutor implements Executor {
 
   /** Drops the log entries every worker has applied (all of them once each worker has reported). */
   private trimLog(): void {
-    if (this.applied.size < this.threads) return;
+    if (this.applied.size < this.workers) return;
     const done = Math.min(...this.applied.values());
     if (done > this.logStart) {
       this.log = this.log.slice(done - this.logStart);
