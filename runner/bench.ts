@@ -22,6 +22,8 @@ import { deffuant, degroot, hegselmannKrause, voter } from '../models/opinion.ts
 import { openGpu, type Gpu } from '../sim-core/gpu/device.ts';
 import { GpuExecutor } from '../sim-core/gpu/executor.ts';
 import { InputError } from '../sim-core/errors.ts';
+import { prepareFloor, removeFloor, runFloor, type Floor } from './benchFloor.ts';
+import { TimedExecutor } from './timedExecutor.ts';
 
 export interface BenchResult {
   name: string;
@@ -102,6 +104,51 @@ async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRu
   return out;
 }
 
+/** Steps per block of the voter comparison: the C floor runs FLOOR_STEPS (the first excluded), socsim BLOCK_STEPS. */
+const FLOOR_STEPS = 11;
+const BLOCK_STEPS = 5;
+
+/**
+ * The voter step beside the C floor: `blocks` blocks, each the floor on the same graph and thread
+ * count (median of 10 steps) then BLOCK_STEPS socsim steps timed one by one, so a change in the
+ * machine's load falls on both sides of each block's ratio. Reports socsim's median step over every
+ * block, the floor's median over blocks, the median of the per-block ratios, and each kernel's
+ * median milliseconds. Two warm-up steps first (JIT, worker start). The results' `values` hold
+ * socsim's step times.
+ */
+async function voterVsFloor(world: World, phases: Phase[], floor: Floor | undefined, blocks: number, label: string): Promise<Array<BenchResult & { values: number[] }>> {
+  const timed = new TimedExecutor(world.exec);
+  const w: World = { ...world, exec: timed };
+  for (const p of phases) await p.init?.(w);
+  for (let s = 0; s < 2; s++) await runStep(w, phases, s);
+  timed.clear();
+  const steps: number[] = [];
+  const floors: number[] = [];
+  const ratios: number[] = [];
+  for (let b = 0; b < blocks; b++) {
+    const c = floor ? runFloor(floor, FLOOR_STEPS, world.exec.threads) : NaN;
+    const block: number[] = [];
+    for (let s = 0; s < BLOCK_STEPS; s++) {
+      const t0 = performance.now();
+      await runStep(w, phases, 100 + b * BLOCK_STEPS + s);
+      block.push((performance.now() - t0) / 1000);
+    }
+    steps.push(...block);
+    if (floor) {
+      floors.push(c);
+      ratios.push(summarise('', 's', block).median / c);
+    }
+  }
+  await timed.close();
+  const out: Array<BenchResult & { values: number[] }> = [{ ...summarise(`voter-step-${label}`, 's', steps), values: steps }];
+  if (floor) {
+    out.push({ ...summarise(`voter-floor-c-${label}`, 's', floors), values: floors });
+    out.push({ ...summarise(`voter-ratio-c-${label}`, 'x', ratios), values: ratios });
+  }
+  for (const [k, ms] of timed.kernelMs) out.push({ ...summarise(`voter-kernel-${k}-${label}`, 'ms', ms), values: ms });
+  return out;
+}
+
 export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
   const n = o.agents;
   const L = sizeLabel(n);
@@ -152,6 +199,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
     const el = barabasiAlbert(n, 5, 1);
     const graph = await buildGraph(build, n, el.src, el.dst, false);
     await build.close();
+    const wantVoter = [1, 2].some((t) => want(`voter-step-${L}-ba5-t${t}`) || want(`voter-ratio-c-${L}-ba5-t${t}`));
+    const floor = wantVoter ? prepareFloor(n, el.src, el.dst) : undefined;
+    if (floor && 'unavailable' in floor && !o.json) process.stdout.write(`voter C floor skipped: ${floor.unavailable}\n`);
     const make: Record<string, () => Phase[]> = {
       voter: () => [voter()],
       ic: () => [independentCascade({ p: 0.05, seeds: 'hubs', seedCount: 1000 })],
@@ -164,7 +214,15 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
     for (const t of [1, 2]) {
       for (const m of modelNames) {
         const name = `${m}-step-${L}-ba5-t${t}`;
-        if (!want(name) && !(m === 'voter' && t === 2 && want('agent-steps'))) continue;
+        if (!want(name) && !(m === 'voter' && t === 2 && want('agent-steps')) && !(m === 'voter' && want(`voter-ratio-c-${L}-ba5-t${t}`))) continue;
+        if (m === 'voter') {
+          const world: World = { agents: pop.agents, graph, exec: createExecutor(t), seed: 1, stepSeconds: 3600 };
+          const f = floor && 'bin' in floor ? floor : undefined;
+          const rs = await voterVsFloor(world, make.voter(), f, Math.max(o.runs, 5), `${L}-ba5-t${t}`);
+          for (const r of rs) say(r);
+          if (t === 2 && want('agent-steps')) say(summarise(`agent-steps-per-s-voter-${L}-t2`, 'steps/s', rs[0].values.map((x) => n / x)));
+          continue;
+        }
         const exec = createExecutor(t);
         const world: World = { agents: pop.agents, graph, exec, seed: 1, stepSeconds: 3600 };
         const phases = make[m]();
@@ -178,13 +236,10 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
           : undefined;
         const xs = await timeSteps(world, phases, Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 1, reset);
         await exec.close();
-        const r = summarise(name, 's', xs);
-        if (want(name)) say(r);
-        if (m === 'voter' && t === 2 && want('agent-steps')) {
-          say(summarise(`agent-steps-per-s-voter-${L}-t2`, 'steps/s', xs.map((x) => n / x)));
-        }
+        say(summarise(name, 's', xs));
       }
     }
+    if (floor && 'bin' in floor) removeFloor(floor);
     for (const m of gpu ? GPU_MODELS : []) {
       const name = `${m}-step-${L}-ba5-webgpu`;
       if (!want(name)) continue;
@@ -216,15 +271,18 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       }
     }
   }
-  // 1M: a full simulated day after two warm-up steps (includes one CSR rebuild of the follows);
-  // 10M: five steps after the warm-up, from 12:00.
-  for (const [agents, follow, steps] of [
-    [n, 45, 26],
-    [10 * n, 10, 7],
+  // --agents: steady state, a full simulated day (24 steps, one of them folding the day's follows
+  // into a new CSR) after 48 hours of warm-up, so the 48-hour post window is full.
+  // 10x --agents: five steps after two warm-up steps, from 10:00 (not steady state: the window is
+  // still filling, so fewer posts are candidates than on a multi-day run).
+  for (const [agents, follow, warm, measured] of [
+    [n, 45, 48, 24],
+    [10 * n, 10, 2, 5],
   ] as const) {
     const label = sizeLabel(agents);
-    if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`)) continue;
-    for (const r of socialRun(agents, follow, steps, label)) say(r);
+    if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`) && !want(`social-phase`)) continue;
+    if (!o.json) process.stdout.write(`social ${label}: steps ${warm}..${warm + measured - 1} of a ${warm + measured}-step run from 10:00, 2 threads${warm >= 48 ? ' (48-hour post window full)' : ' (post window not yet full)'}\n`);
+    for (const r of socialRun(agents, follow, warm, measured, label)) say(r);
   }
   // Fixed size (not --agents): the figure is compared with the one measured before the pool
   // released dropped arrays (257 MB at 1 thread, 1,840 MB at 2).
@@ -325,10 +383,11 @@ async function archetypeOverhead(agents: number, label: string): Promise<BenchRe
 
 /**
  * The full social step, measured on a real `socsim run social-feed` in a child process (so its
- * peak RSS is its own): 2 threads, the clock starting at 10:00, the first two steps discarded as
- * warm-up, the rest are the runs.
+ * peak RSS is its own): 2 threads, the clock starting at 10:00, the first `warm` steps discarded as
+ * warm-up, the next `measured` are the runs.
  */
-function socialRun(agents: number, meanFollowing: number, steps: number, label: string): BenchResult[] {
+function socialRun(agents: number, meanFollowing: number, warm: number, measured: number, label: string): BenchResult[] {
+  const steps = warm + measured;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));
   try {
     const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
@@ -337,14 +396,15 @@ function socialRun(agents: number, meanFollowing: number, steps: number, label: 
     if (r.status !== 0) throw new Error(`social-feed bench run failed: ${r.stderr}`);
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
     const metrics = readArrowFile(path.join(dir, 'metrics.arrow'));
-    const col = (name: string) => Array.from(metrics.getChild(name)!.toArray() as ArrayLike<number>).slice(2);
+    const col = (name: string) => Array.from(metrics.getChild(name)!.toArray() as ArrayLike<number>).slice(warm);
     const actions = col('active_users').map((_, i) =>
       ['like', 'dislike', 'repost', 'quote', 'comment', 'report', 'mute', 'unfollow', 'follow', 'post'].reduce((t, a) => t + col(`actions_${a}`)[i], 0),
     );
     const posts = col('posts_original').map((v, i) => v + col('posts_repost')[i] + col('posts_quote')[i] + col('posts_comment')[i]);
     const out = [
-      summarise(`social-step-${label}`, 's', m.step_wall_ms.slice(2).map((x) => x / 1000)),
-      ...Object.entries(m.phase_wall_ms).map(([phase, xs]) => summarise(`social-phase-${phase}-${label}`, 's', xs.slice(2).map((x) => x / 1000))),
+      summarise(`social-step-${label}`, 's', m.step_wall_ms.slice(warm).map((x) => x / 1000)),
+      ...Object.entries(m.phase_wall_ms).map(([phase, xs]) => summarise(`social-phase-${phase}-${label}`, 's', xs.slice(warm).map((x) => x / 1000))),
+      summarise(`social-posts-in-window-${label}`, 'posts', col('posts_in_window')),
       summarise(`social-active-users-${label}`, 'users', col('active_users')),
       summarise(`social-actions-per-step-${label}`, 'actions', actions),
       summarise(`social-posts-per-step-${label}`, 'posts', posts),

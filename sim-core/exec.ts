@@ -1,13 +1,20 @@
 /**
  * The `cpu` backend's executors: run a declared kernel (`kernel.ts`) over fixed row chunks, in the
- * main thread (threads = 1) or on a piscina pool of worker threads over SharedArrayBuffers. Both
+ * main thread (threads = 1) or on it and a piscina pool of worker threads over SharedArrayBuffers. Both
  * run the same declarations, so the kernel list is the same for every executor.
  *
  * Determinism: chunk boundaries depend only on the row count (and an optional fixed partition
  * count), never on the thread count, and per-chunk partial results come back indexed by chunk, so
  * callers combine them in chunk order. Randomness inside kernels is keyed by row or edge index.
  *
- * Sharing: a task message carries the kernel's module and name, the row range, scalar arguments
+ * Dispatch: `threads` counts the calling thread, which runs chunks too, beside `threads - 1`
+ * workers. A run sends one task per worker (not one per chunk), then the calling thread and the
+ * workers claim the run's chunks from a shared counter until none is left: a run costs at most
+ * `threads - 1` messages however many chunks it has, a one-chunk run none, the calling thread
+ * starts at once while the workers wake, and a thread slowed by other load on the machine simply
+ * claims fewer chunks.
+ *
+ * Sharing: a task message carries the kernel's module and name, the chunk ranges, scalar arguments
  * and small integer ids for its arrays. Each worker learns an array (its SharedArrayBuffer handle,
  * no copy) the first time a task uses it; later tasks send only the id. Memory: the executor holds
  * arrays only weakly; when the main thread drops an array (an old CSR after a rebuild, the post
@@ -24,6 +31,9 @@ import { sharedArray, type TypedArray } from './table.ts';
 
 /** Default rows per chunk: large enough to amortise a task message, small enough to balance. */
 export const CHUNK_ROWS = 1 << 16;
+
+/** Claim counters of the pool: more than the runs that are ever in flight at once. */
+const CLAIM_SLOTS = 256;
 
 export interface RunOptions {
   /** Rows per chunk (default CHUNK_ROWS). */
@@ -44,8 +54,16 @@ export interface Task {
   /** URL of the module whose `kernels` export declares the kernel. */
   module: string;
   kernel: string;
-  start: number;
-  end: number;
+  /** The run's chunks, flattened: chunk c is rows [ranges[2c], ranges[2c + 1]). */
+  ranges: number[];
+  /**
+   * Claim counter: workers take chunks by Atomics.add on claims[slot] until every chunk is taken,
+   * so one task per worker serves the whole run (no message per chunk) and a worker that falls
+   * behind (the machine is shared) takes fewer chunks. Which worker ran a chunk changes nothing:
+   * results come back indexed by chunk.
+   */
+  claims: SharedArrayBuffer;
+  slot: number;
   args: Record<string, unknown>;
   defs?: ArrayDef[];
   /** Release log entries [logStart, logStart + forget.length): ids the main thread has dropped. */
@@ -53,10 +71,11 @@ export interface Task {
   forget: number[];
 }
 
-/** What a worker sends back: the chunk's partial result, or the array ids it lacks. */
+/** What a worker sends back: the chunks it ran and their partial results, or the array ids it lacks. */
 export interface TaskResult {
   missing?: number[];
-  result?: number[];
+  chunks?: number[];
+  results?: Array<number[] | undefined>;
   /** The worker's thread id and how much of the release log it has applied. */
   worker: number;
   applied: number;
@@ -136,7 +155,10 @@ function isTypedArray(v: unknown): v is TypedArray {
   return ArrayBuffer.isView(v) && !(v instanceof DataView);
 }
 
-/** Runs chunks concurrently on a pool of `threads` workers that live as long as the executor. */
+/**
+ * Runs chunks concurrently on the calling thread and a pool of `threads - 1` workers that live as
+ * long as the executor.
+ */
 class PoolExecutor implements Executor {
   private readonly pool: Piscina;
   private readonly ids = new WeakMap<TypedArray, number>();
@@ -151,12 +173,20 @@ class PoolExecutor implements Executor {
     this.log.push(id);
   });
   private nextId = 1;
+  /** Claim counters, one slot per run in flight (runs may overlap), reused round-robin. */
+  private readonly claims = new SharedArrayBuffer(4 * CLAIM_SLOTS);
+  private readonly claimView = new Int32Array(this.claims);
+  private nextSlot = 0;
+
+  /** Worker threads: the calling thread is one of the `threads` that run chunks. */
+  private readonly workers: number;
 
   constructor(readonly threads: number) {
+    this.workers = threads - 1;
     this.pool = new Piscina({
       filename: fileURLToPath(new URL('./worker.mjs', import.meta.url)),
-      minThreads: threads,
-      maxThreads: threads,
+      minThreads: this.workers,
+      maxThreads: this.workers,
       idleTimeout: Infinity,
       concurrentTasksPerWorker: 1,
     });
@@ -196,9 +226,14 @@ class PoolExecutor implements Executor {
       } else wire[k] = v;
     }
     const ranges = chunkRanges(rows, kernelRanges(kernel, opts));
-    const settled = await Promise.allSettled(
-      ranges.map(async ([start, end]) => {
-        const task: Task = { module: kernel.module, kernel: kernel.name, start, end, args: wire, logStart, forget };
+    const flat = ranges.flat();
+    const slot = this.nextSlot;
+    this.nextSlot = (slot + 1) % CLAIM_SLOTS;
+    Atomics.store(this.claimView, slot, 0);
+    const results: number[][] = ranges.map(() => []);
+    const pending = Promise.allSettled(
+      Array.from({ length: Math.min(this.workers, ranges.length - 1) }, async () => {
+        const task: Task = { module: kernel.module, kernel: kernel.name, ranges: flat, claims: this.claims, slot, args: wire, logStart, forget };
         let out = (await this.pool.run(task)) as TaskResult;
         this.applied.set(out.worker, out.applied);
         if (out.missing) {
@@ -208,19 +243,31 @@ class PoolExecutor implements Executor {
           this.applied.set(out.worker, out.applied);
           if (out.missing) throw new Error(`worker could not resolve arrays ${out.missing.join(', ')}`);
         }
-        return out.result ?? [];
+        out.chunks!.forEach((c, i) => (results[c] = out.results![i] ?? []));
       }),
     );
-    // Wait for every chunk before failing, so no task is still running when the caller reacts.
+    // The calling thread claims chunks too: it starts at once, while the workers wake up.
+    let own: unknown;
+    try {
+      const count = ranges.length;
+      for (let c = Atomics.add(this.claimView, slot, 1); c < count; c = Atomics.add(this.claimView, slot, 1)) {
+        results[c] = kernel.fn(args, ranges[c][0], ranges[c][1]) ?? [];
+      }
+    } catch (err) {
+      own = err;
+    }
+    const settled = await pending;
+    // Wait for every task before failing, so no chunk is still running when the caller reacts.
+    if (own !== undefined) throw own;
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     this.trimLog();
-    return settled.map((r) => (r as PromiseFulfilledResult<number[]>).value);
+    return results;
   }
 
   /** Drops the log entries every worker has applied (all of them once each worker has reported). */
   private trimLog(): void {
-    if (this.applied.size < this.threads) return;
+    if (this.applied.size < this.workers) return;
     const done = Math.min(...this.applied.values());
     if (done > this.logStart) {
       this.log = this.log.slice(done - this.logStart);

@@ -1,6 +1,7 @@
 /**
  * Worker body for the kernel pool: imports the kernel's declaring module by URL (once), resolves
- * array ids to typed-array views over the shared buffers it has been given, and runs one chunk.
+ * array ids to typed-array views over the shared buffers it has been given, and runs chunks of
+ * the run until none is left to claim.
  * Each task carries the executor's release log (ids of arrays the main thread has dropped); the
  * worker forgets those, and when it has let go of enough bytes it collects its heap, because its
  * views keep the shared buffers alive until then and this isolate allocates too little for V8 to
@@ -76,5 +77,14 @@ export default async function runTask(task: Task): Promise<TaskResult> {
     } else args[name] = v;
   }
   if (missing) return { missing, worker: threadId, applied };
-  return { result: k.fn(args, task.start, task.end) ?? undefined, worker: threadId, applied };
+  // Take chunks until none is left (exec.ts, Task.claims).
+  const claims = new Int32Array(task.claims);
+  const count = task.ranges.length / 2;
+  const chunks: number[] = [];
+  const results: Array<number[] | undefined> = [];
+  for (let c = Atomics.add(claims, task.slot, 1); c < count; c = Atomics.add(claims, task.slot, 1)) {
+    chunks.push(c);
+    results.push(k.fn(args, task.ranges[2 * c], task.ranges[2 * c + 1]) ?? undefined);
+  }
+  return { chunks, results, worker: threadId, applied };
 }
