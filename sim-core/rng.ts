@@ -71,6 +71,21 @@ export function hash(key: number, row: number, draw = 0): number {
   return mix32(((mix32((row ^ lo) >>> 0) ^ hi) + Math.imul(draw + 1, GOLDEN)) >>> 0);
 }
 
+/** A key's 32 low bits and its high bits, for `rowHash`. */
+export function splitKey(key: number): [number, number] {
+  const lo = key >>> 0;
+  return [lo, (key - lo) / TWO_POW_32];
+}
+
+/**
+ * `hash(key, row, 0)` for a key already split into its 32 low bits `lo` and its high bits `hi`
+ * (`splitKey`): hot kernels split the key once per chunk, not per row.
+ */
+export function rowHash(lo: number, hi: number, row: number): number {
+  // -1640531527 = Math.imul(0 + 1, GOLDEN), the draw term of draw 0.
+  return mix32(((mix32((row ^ lo) >>> 0) ^ hi) - 1640531527) >>> 0);
+}
+
 /** Uniform float in [0, 1) with 32 bits of resolution for (key, row, draw). */
 export function uniform(key: number, row: number, draw = 0): number {
   const lo = key >>> 0;
