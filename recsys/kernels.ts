@@ -117,8 +117,6 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   let nOut = 0;
   let cu = 0;
   let cSeen = 0;
-  let cLo = 0;
-  let cHi = 0;
   const consider = (id: number) => {
     if (id < a.base || id >= a.base + a.count) return;
     const r = id - a.base;
@@ -128,9 +126,6 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     if (a.ranker === RANKER.xInterest && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen)) return;
-    // Followed authors are in-network: an exact check of the (contiguous) followee row, done
-    // only for candidates that would enter the list.
-    for (let j = cLo; j < cHi; j++) if (a.targets[j] === au) return;
     nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
   for (let k = start; k < end; k++) {
@@ -148,7 +143,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const rot = deg > scan ? hash(a.key, u, 1) % deg : 0;
     if (a.inNetwork > 0) {
       for (let j = 0; j < scan; j++) {
-        const v = a.targets[lo + ((rot + j) % deg)];
+        const q = rot + j; // (rot + j) % deg, as rot and j are below deg
+        const v = a.targets[lo + (q < deg ? q : q - deg)];
         stamp[v] = epoch;
         if ((a.recent[v >> 3] & (1 << (v & 7))) === 0) continue;
         let id = a.latest[v];
@@ -173,9 +169,10 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     nOut = 0;
     cu = u;
     cSeen = seenBase;
-    cLo = lo;
-    cHi = lo + deg;
     if (want > 0) {
+      // Followees the in-network scan skipped are stamped too, so `consider` drops every followed
+      // author with one lookup (scanning the row per candidate cost a quarter of the kernel).
+      if (a.inNetwork === 0 || scan < deg) for (let j = lo; j < lo + deg; j++) stamp[a.targets[j]] = epoch;
       if (a.ranker === RANKER.random) {
         // The random recommender draws its candidates uniformly from the window, as OASIS's does.
         const span = a.count - a.minRow;
