@@ -5,11 +5,11 @@
  * x-interest, the hot score for reddit-hot, recency for chronological, a keyed hash for random).
  * Probing a cluster then costs O(perCluster) per user, never a users x posts scan.
  */
+import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import { FLAG, KIND, type PostTable } from '../platform/posts.ts';
+import type { PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
-import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from './rankers.ts';
-import { hash } from '../sim-core/rng.ts';
+import { insertTop, kernels as K, POST_CHUNK } from './kernels.ts';
 
 export interface CandidateIndex {
   perCluster: number;
@@ -28,62 +28,52 @@ export function createCandidateIndex(topics: number, perCluster: number, trendin
 }
 
 /**
- * ids[at .. at+cap) descending by (score, tie); -1 marks empty slots. Equal scores are common (posts
- * of one step share their recency, and most authors the follower factor 1), so ties are broken by
- * a keyed hash of the id rather than by creation order, which would hand every list to whichever
- * posts of a step were created first (e.g. the first of two injected sets of stories).
- */
-function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Array, at: number, cap: number, id: number, score: number, tie: number): void {
-  const last = at + cap - 1;
-  if (ids[last] !== -1 && (score < scores[last] || (score === scores[last] && tie <= ties[last]))) return;
-  let i = last;
-  while (i > at && (ids[i - 1] === -1 || scores[i - 1] < score || (scores[i - 1] === score && ties[i - 1] < tie))) {
-    ids[i] = ids[i - 1];
-    scores[i] = scores[i - 1];
-    ties[i] = ties[i - 1];
-    i--;
-  }
-  ids[i] = id;
-  scores[i] = score;
-  ties[i] = tie;
-}
-
-/**
  * Rebuilds the cluster lists and the trending list from the posts created since `minStep`, ranked
- * by the base scores in `records` (recsys/records.ts), which must be up to date, through the list
- * orders of rankers.ts: the hot score for reddit-hot, the engagement-boosted base for x-interest,
- * a keyed hash of the id for random, and the id for chronological.
+ * by the base scores in `records` (recsys/records.ts), which must be up to date: the
+ * `candidateTops` kernel (recsys/kernels.ts, which has the list orders) finds each chunk's best, and
+ * the chunks' lists are merged here in chunk order.
  */
-export function rebuildCandidates(idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): void {
-  const T = idx.clusterPosts.length;
+export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): Promise<void> {
+  const per = idx.perCluster;
+  const topics = idx.clusterPosts.length / Math.max(1, per);
   const cap = idx.trending.length;
+  const c = posts.cols;
+  const parts = await exec.run(
+    K.candidateTops,
+    {
+      kind: c.kind as Uint8Array,
+      flags: c.flags as Uint8Array,
+      cluster: c.cluster as Uint8Array,
+      rank: c.rank as Float32Array,
+      likes: c.likes as Int32Array,
+      recF: records.recF,
+      base: posts.base,
+      stride: records.stride,
+      ranker: o.ranker,
+      firstRow: posts.rowsBefore(o.minStep),
+      topics: per > 0 ? topics : 0,
+      perCluster: per,
+      trending: cap,
+      key: o.key,
+    },
+    posts.count,
+    { chunkRows: POST_CHUNK },
+  );
   idx.clusterPosts.fill(-1);
   idx.trending.fill(-1);
-  const cs = new Float64Array(T);
+  const cs = new Float64Array(idx.clusterPosts.length);
+  const ct = new Float64Array(idx.clusterPosts.length);
   const ts = new Float64Array(cap);
-  const ct = new Float64Array(T);
   const tt = new Float64Array(cap);
-  const c = posts.cols;
-  const start = posts.rowsBefore(o.minStep);
-  const per = idx.perCluster;
-  const S = records.stride;
-  for (let r = start; r < posts.count; r++) {
-    const kind = c.kind[r];
-    if ((kind !== KIND.original && kind !== KIND.quote) || (c.flags[r] & FLAG.removed) !== 0) continue;
-    const id = posts.base + r;
-    const b = records.recF[r * S];
-    // Chronological ranks by the exact id, not its Float32 copy in the records: above 2^24
-    // neighbouring ids round to the same float, and equal scores would then be ordered by the tie
-    // hash, not by age. (The kernel breaks score ties by the larger id, so it is exact anyway.)
-    let score: number;
-    // Records hold rank-multiplied base scores; the exact id and the hash get the multiplier here.
-    const m = c.rank[r];
-    if (o.ranker === RANKER.chronological) score = m === 1 ? chronologicalScore(id) : chronologicalScore(id) * m;
-    else if (o.ranker === RANKER.random) score = m === 1 ? randomListScore(o.key, id) : randomListScore(o.key, id) * m;
-    else if (o.ranker === RANKER.xInterest) score = xInterestListScore(b, c.likes[r]);
-    else score = b;
-    const tie = hash(o.key, id, 7);
-    if (per > 0) insertTop(idx.clusterPosts, cs, ct, c.cluster[r] * per, per, id, score, tie);
-    if (cap > 0) insertTop(idx.trending, ts, tt, 0, cap, id, score, tie);
+  for (const part of parts) {
+    let p = 0;
+    for (let l = 0; l <= (per > 0 ? topics : 0); l++) {
+      const trending = l === (per > 0 ? topics : 0);
+      const len = part[p++];
+      for (let i = 0; i < len; i++, p += 3) {
+        if (trending) insertTop(idx.trending, ts, tt, 0, cap, part[p], part[p + 1], part[p + 2]);
+        else insertTop(idx.clusterPosts, cs, ct, l * per, per, part[p], part[p + 1], part[p + 2]);
+      }
+    }
   }
 }

@@ -14,9 +14,8 @@
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
-import { RANKER, randomScore, xInterestScore } from './rankers.ts';
-import { TOPIC_SCALE } from './records.ts';
-import { FLAG } from '../platform/posts.ts';
+import { RANKER, TOPIC_SCALE, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
+import { FLAG, KIND } from '../platform/posts.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 
@@ -247,4 +246,102 @@ const nearestClusters = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { recommend, nearestClusters });
+/** Post rows per chunk of the per-post kernels (a 48-hour window holds ~2.3M posts at 1M users). */
+export const POST_CHUNK = 1 << 15;
+
+/**
+ * Every post's base score (rankers.ts rowBaseScore) into its packed record (records.ts): recF at
+ * row x stride. `now` is the current step; `base` the id of row 0.
+ */
+const baseScores = kernel(
+  {
+    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', followers: 'i32' },
+    writes: { recF: 'f32' },
+    params: ['base', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
+  },
+  (a, start, end): void => {
+    const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
+    const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers };
+    const { recF: out, stride: S, base } = a;
+    for (let r = start; r < end; r++) out[r * S] = rowBaseScore(cols, base, r, o);
+  },
+);
+
+/**
+ * The candidate index's lists over this chunk's rows (candidates.ts merges the chunks): per topic
+ * cluster the best `perCluster` original posts and quotes created at or after minStep and not
+ * removed, and the best `trending` of them overall, by (list score, tie) descending: the list score
+ * of rankers.ts for the ranker (from the base score in the record for x-interest and reddit-hot;
+ * the exact id for chronological, whose Float32 copy in the record ties ids above 2^24; a keyed
+ * hash for random), times the rank multiplier, and as tie a keyed hash of the id (equal scores
+ * are common, and creation order would hand every list to whichever posts of a step came first).
+ * Distinct ids have distinct ties, so (score, tie) orders posts totally and the best of every
+ * chunk's best are the best of all, however the rows are chunked.
+ * Returns, per list (clusters in order, then trending), its length, then (id, score, tie) per entry.
+ */
+const candidateTops = kernel(
+  {
+    reads: { kind: 'u8', flags: 'u8', cluster: 'u8', rank: 'f32', likes: 'i32', recF: 'f32' },
+    writes: {},
+    params: ['base', 'stride', 'ranker', 'firstRow', 'topics', 'perCluster', 'trending', 'key'],
+  },
+  (a, start, end): number[] => {
+    const { kind: Kind, flags: Flags, cluster: Cl, rank: Rank, likes: Likes, recF: B, stride: S, base, ranker, key } = a;
+    const per = a.perCluster;
+    const cap = a.trending;
+    const lists = a.topics + 1;
+    const caps = new Int32Array(lists).fill(per);
+    caps[a.topics] = cap;
+    const at = new Int32Array(lists);
+    for (let l = 1; l < lists; l++) at[l] = at[l - 1] + caps[l - 1];
+    const size = at[lists - 1] + cap;
+    const ids = new Int32Array(size).fill(-1);
+    const scores = new Float64Array(size);
+    const ties = new Float64Array(size);
+    for (let r = Math.max(start, a.firstRow); r < end; r++) {
+      const k = Kind[r];
+      if ((k !== KIND.original && k !== KIND.quote) || (Flags[r] & FLAG_REMOVED) !== 0) continue;
+      const id = base + r;
+      const m = Rank[r];
+      let score: number;
+      // Records hold rank-multiplied base scores; the exact id and the hash get the multiplier here.
+      if (ranker === RANKER.chronological) score = m === 1 ? chronologicalScore(id) : chronologicalScore(id) * m;
+      else if (ranker === RANKER.random) score = m === 1 ? randomListScore(key, id) : randomListScore(key, id) * m;
+      else if (ranker === RANKER.xInterest) score = xInterestListScore(B[r * S], Likes[r]);
+      else score = B[r * S];
+      const tie = hash(key, id, 7);
+      if (per > 0) insertTop(ids, scores, ties, Cl[r] * per, per, id, score, tie);
+      if (cap > 0) insertTop(ids, scores, ties, at[lists - 1], cap, id, score, tie);
+    }
+    const out: number[] = [];
+    for (let l = 0; l < lists; l++) {
+      let len = 0;
+      while (len < caps[l] && ids[at[l] + len] !== -1) len++;
+      out.push(len);
+      for (let i = at[l]; i < at[l] + len; i++) out.push(ids[i], scores[i], ties[i]);
+    }
+    return out;
+  },
+);
+
+/**
+ * Offers (id, score, tie) to the list ids[at .. at+cap), kept descending by (score, tie); -1 marks
+ * empty slots. Returns whether it entered.
+ */
+export function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Array, at: number, cap: number, id: number, score: number, tie: number): boolean {
+  const last = at + cap - 1;
+  if (ids[last] !== -1 && (score < scores[last] || (score === scores[last] && tie <= ties[last]))) return false;
+  let i = last;
+  while (i > at && (ids[i - 1] === -1 || scores[i - 1] < score || (scores[i - 1] === score && ties[i - 1] < tie))) {
+    ids[i] = ids[i - 1];
+    scores[i] = scores[i - 1];
+    ties[i] = ties[i - 1];
+    i--;
+  }
+  ids[i] = id;
+  scores[i] = score;
+  ties[i] = tie;
+  return true;
+}
+
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, baseScores, candidateTops });

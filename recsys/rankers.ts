@@ -95,3 +95,57 @@ export function randomScore(key: number, user: number, id: number): number {
 export function randomListScore(key: number, id: number): number {
   return hash(key, id);
 }
+
+/**
+ * Post topics are stored as int8 round(TOPIC_SCALE x component) (records.ts): a dot product with
+ * one is TOPIC_SCALE x the cosine.
+ */
+export const TOPIC_SCALE = 127;
+
+export interface ScoreOptions {
+  ranker: number;
+  step: number;
+  stepSeconds: number;
+  tauHours: number;
+  recency: number;
+  followers: Int32Array;
+}
+
+/** The post columns a base score reads. */
+export interface ScoreColumns {
+  rank: ArrayLike<number>;
+  step: ArrayLike<number>;
+  author: ArrayLike<number>;
+  likes: ArrayLike<number>;
+  dislikes: ArrayLike<number>;
+  treat_vote: ArrayLike<number>;
+}
+
+/**
+ * The user-independent part of the score of post row r: the id (chronological), the
+ * hot score (reddit-hot), or recency x follower factor at `step` (x-interest; the kernel multiplies
+ * by the user's interest cosine), times the post's rank multiplier (the downrank intervention). The
+ * random ranker has no base score: the record holds the multiplier alone. `base` is row 0's id.
+ */
+export function rowBaseScore(c: ScoreColumns, base: number, r: number, o: ScoreOptions): number {
+  const m = c.rank[r];
+  let b: number;
+  switch (o.ranker) {
+    case RANKER.chronological:
+      b = chronologicalScore(base + r);
+      break;
+    case RANKER.random:
+      // No base score: the record holds the rank multiplier the kernel applies to its hash.
+      return m;
+    case RANKER.redditHot: {
+      // The displayed score: a treatment's artificial vote counts as one more up- or down-vote.
+      const tv = c.treat_vote[r];
+      b = hotScore(c.likes[r] + (tv > 0 ? tv : 0), c.dislikes[r] + (tv < 0 ? -tv : 0), c.step[r] * o.stepSeconds);
+      break;
+    }
+    default:
+      b = xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
+  }
+  // The downrank intervention's multiplier (1 for every other post, which keeps their scores exact).
+  return m === 1 ? b : b * m;
+}

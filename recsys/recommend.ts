@@ -39,8 +39,8 @@ export function recommendPhase(s: SocialState): Phase {
       const recency = RECENCY_CODE[s.cfg.recency];
       const { records } = st;
       const idx = st.idx!;
-      records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
-      rebuildCandidates(idx, s.posts, records, { ranker, minStep: s.minStep, key });
+      await records.update(world.exec, s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
+      await rebuildCandidates(world.exec, idx, s.posts, records, { ranker, minStep: s.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.

@@ -6,50 +6,15 @@
  * (round(TOPIC_SCALE x component))]. Static fields are written once per post; base scores every
  * step. Rows follow the post table's rows (shifted when old posts retire).
  */
+import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
-import { RANKER, chronologicalScore, hotScore, xInterestBase } from './rankers.ts';
+import { TOPIC_SCALE, rowBaseScore, type ScoreOptions } from './rankers.ts';
+import { kernels as K, POST_CHUNK } from './kernels.ts';
 
-/** Topics are stored as int8 round(TOPIC_SCALE x component): a dot product with one is TOPIC_SCALE x the cosine. */
-export const TOPIC_SCALE = 127;
-
-export interface ScoreOptions {
-  ranker: number;
-  step: number;
-  stepSeconds: number;
-  tauHours: number;
-  recency: number;
-  followers: Int32Array;
-}
-
-/**
- * The user-independent part of the score of post row r (rankers.ts): the id (chronological), the
- * hot score (reddit-hot), or recency x follower factor at `step` (x-interest; the kernel multiplies
- * by the user's interest cosine), times the post's rank multiplier (the downrank intervention). The
- * random ranker has no base score: the record holds the multiplier alone.
- */
+/** rowBaseScore of a post table's row r. */
 export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
-  const c = posts.cols;
-  const m = c.rank[r];
-  let b: number;
-  switch (o.ranker) {
-    case RANKER.chronological:
-      b = chronologicalScore(posts.base + r);
-      break;
-    case RANKER.random:
-      // No base score: the record holds the rank multiplier the kernel applies to its hash.
-      return m;
-    case RANKER.redditHot: {
-      // The displayed score: a treatment's artificial vote counts as one more up- or down-vote.
-      const tv = c.treat_vote[r];
-      b = hotScore(c.likes[r] + (tv > 0 ? tv : 0), c.dislikes[r] + (tv < 0 ? -tv : 0), c.step[r] * o.stepSeconds);
-      break;
-    }
-    default:
-      b = xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
-  }
-  // The downrank intervention's multiplier (1 for every other post, which keeps their scores exact).
-  return m === 1 ? b : b * m;
+  return rowBaseScore(posts.cols, posts.base, r, o);
 }
 
 export class PostRecords {
@@ -79,8 +44,11 @@ export class PostRecords {
     this.recQ = new Int8Array(rec.buffer);
   }
 
-  /** Brings the records in line with the post table and recomputes every base score. */
-  update(posts: PostTable, o: ScoreOptions): void {
+  /**
+   * Brings the records in line with the post table (static fields of new rows, here) and
+   * recomputes every base score (the `baseScores` kernel, over all rows in parallel).
+   */
+  async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<void> {
     const S = this.stride;
     const D = this.dim;
     const shift = posts.base - this.base;
@@ -100,6 +68,27 @@ export class PostRecords {
       for (let d = 0; d < D; d++) this.recQ[q + d] = Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, posts.topic[r * D + d])));
     }
     this.built = posts.count;
-    for (let r = 0; r < posts.count; r++) this.recF[r * S] = baseScore(posts, r, o);
+    await exec.run(
+      K.baseScores,
+      {
+        rank: c.rank as Float32Array,
+        step: c.step as Int32Array,
+        author: c.author as Int32Array,
+        likes: c.likes as Int32Array,
+        dislikes: c.dislikes as Int32Array,
+        treatVote: c.treat_vote as Int8Array,
+        followers: o.followers,
+        recF: this.recF,
+        base: posts.base,
+        stride: S,
+        ranker: o.ranker,
+        now: o.step,
+        stepSeconds: o.stepSeconds,
+        tauHours: o.tauHours,
+        recency: o.recency,
+      },
+      posts.count,
+      { chunkRows: POST_CHUNK },
+    );
   }
 }

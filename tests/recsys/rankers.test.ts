@@ -3,7 +3,7 @@
  * uses them (the packed records, the candidate index, the feed kernel) checked against the same
  * hand-computed numbers, never against a second copy of a formula.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { KIND, PostTable } from '../../platform/posts.ts';
 import {
   RANKER,
@@ -18,17 +18,22 @@ import {
   xInterestBase,
   xInterestListScore,
   xInterestScore,
+  TOPIC_SCALE,
 } from '../../recsys/rankers.ts';
-import { PostRecords, TOPIC_SCALE } from '../../recsys/records.ts';
+import { createExecutor } from '../../sim-core/exec.ts';
+import { PostRecords } from '../../recsys/records.ts';
 import { createCandidateIndex, rebuildCandidates } from '../../recsys/candidates.ts';
 import { scoreOf, type FeedArgs } from '../../recsys/kernels.ts';
 
+/** Runs the record and candidate kernels in this thread. */
+const inline = createExecutor(1);
+afterAll(() => inline.close());
 const EXP = RECENCY_CODE.exp;
 const OASIS = RECENCY_CODE.oasis;
 const D = 16;
 
-describe('ranking formulas', () => {
-  it('reddit-hot: sign(s) log10(max(|s|, 1)) + t / 45000 with s = likes - dislikes', () => {
+describe('ranking formulas', async () => {
+  it('reddit-hot: sign(s) log10(max(|s|, 1)) + t / 45000 with s = likes - dislikes', async () => {
     expect(hotScore(100, 0, 0)).toBeCloseTo(2, 12);
     expect(hotScore(0, 10, 36000)).toBeCloseTo(-1 + 0.8, 12);
     expect(hotScore(1, 1, 45000)).toBe(1);
@@ -38,7 +43,7 @@ describe('ranking formulas', () => {
     expect(hotScore(1000, 0, 0)).toBeCloseTo(hotScore(100, 0, 12.5 * 3600), 12);
   });
 
-  it('x-interest recency: exp(-age/tau), or ln((271.8 - age)/100) clipped at 0 and never NaN', () => {
+  it('x-interest recency: exp(-age/tau), or ln((271.8 - age)/100) clipped at 0 and never NaN', async () => {
     expect(recencyFactor(0, EXP, 6)).toBe(1);
     expect(recencyFactor(6, EXP, 6)).toBeCloseTo(Math.exp(-1), 12);
     expect(recencyFactor(12, EXP, 6)).toBeCloseTo(0.1353352832, 10);
@@ -49,7 +54,7 @@ describe('ranking formulas', () => {
     expect(recencyFactor(300, OASIS, 6)).toBe(0);
   });
 
-  it('x-interest follower factor: max(1, log_1000(followers + 1))', () => {
+  it('x-interest follower factor: max(1, log_1000(followers + 1))', async () => {
     expect(followerFactor(0)).toBe(1);
     expect(followerFactor(30)).toBe(1);
     expect(followerFactor(999)).toBeCloseTo(1, 12);
@@ -57,7 +62,7 @@ describe('ranking formulas', () => {
     expect(followerFactor(999_999_999)).toBeCloseTo(3, 12);
   });
 
-  it('x-interest score: R x F x cosine; the candidate lists multiply the base by 1 + likes', () => {
+  it('x-interest score: R x F x cosine; the candidate lists multiply the base by 1 + likes', async () => {
     expect(xInterestBase(6, 999_999, EXP, 6)).toBeCloseTo(2 * Math.exp(-1), 12);
     expect(xInterestBase(0, 0, OASIS, 6)).toBeCloseTo(0.9998963157, 10);
     expect(xInterestScore(2, 0.5, 1)).toBe(1);
@@ -67,7 +72,7 @@ describe('ranking formulas', () => {
     expect(xInterestListScore(2, 3)).toBe(8);
   });
 
-  it('chronological is the id; random is a keyed hash in [1, 2^32], per user and per key', () => {
+  it('chronological is the id; random is a keyed hash in [1, 2^32], per user and per key', async () => {
     expect(chronologicalScore(123)).toBe(123);
     const a = randomScore(7, 0, 5);
     expect(a).toBe(randomScore(7, 0, 5));
@@ -79,7 +84,7 @@ describe('ranking formulas', () => {
     expect(randomListScore(7, 5)).not.toBe(randomListScore(8, 5));
   });
 
-  it('ranker names map to the codes the kernels switch on', () => {
+  it('ranker names map to the codes the kernels switch on', async () => {
     expect(RANKER_CODE).toEqual({ chronological: RANKER.chronological, random: RANKER.random, 'reddit-hot': RANKER.redditHot, 'x-interest': RANKER.xInterest });
     expect(new Set(Object.values(RANKER)).size).toBe(4);
   });
@@ -117,64 +122,64 @@ const HAND = [
   [3, 20, 0, 10, 0],
 ];
 
-function baseScores(posts: PostTable, ranker: number, step: number, recency = EXP): number[] {
+async function baseScores(posts: PostTable, ranker: number, step: number, recency = EXP): Promise<number[]> {
   const records = new PostRecords(D);
-  records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
+  await records.update(inline, posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
   return Array.from({ length: posts.count }, (_, r) => records.recF[r * records.stride]);
 }
 
-describe('packed records: base scores as the formulas give them', () => {
+describe('packed records: base scores as the formulas give them', async () => {
   const f32 = (xs: number[]) => xs.map(Math.fround);
 
-  it('reddit-hot: the hot score of each post, from its votes and creation time', () => {
+  it('reddit-hot: the hot score of each post, from its votes and creation time', async () => {
     // 2 + 0; log10 5 + 36000/45000; -1 + 72000/45000.
-    expect(baseScores(table(HAND), RANKER.redditHot, 20)).toEqual(f32([2, 0.6989700043360189 + 0.8, 0.6]));
+    expect(await baseScores(table(HAND), RANKER.redditHot, 20)).toEqual(f32([2, 0.6989700043360189 + 0.8, 0.6]));
   });
 
-  it('x-interest: recency at the current step x follower factor, for both recency forms', () => {
+  it('x-interest: recency at the current step x follower factor, for both recency forms', async () => {
     // Ages 20, 10 and 0 hours at step 20; tau = 6 h.
-    const exp = baseScores(table(HAND), RANKER.xInterest, 20);
+    const exp = await baseScores(table(HAND), RANKER.xInterest, 20);
     [Math.exp(-20 / 6), 2 * Math.exp(-10 / 6), 1].forEach((x, i) => expect(exp[i]).toBeCloseTo(x, 6));
-    const oasis = baseScores(table(HAND), RANKER.xInterest, 20, OASIS);
+    const oasis = await baseScores(table(HAND), RANKER.xInterest, 20, OASIS);
     [Math.log(2.518), 2 * Math.log(2.618), Math.log(2.718)].forEach((x, i) => expect(oasis[i]).toBeCloseTo(x, 6));
     // Past 271.8 h OASIS's logarithm has no value; the score is 0, not NaN.
-    expect(baseScores(table(HAND), RANKER.xInterest, 300, OASIS)).toEqual([0, 0, 0]);
+    expect(await baseScores(table(HAND), RANKER.xInterest, 300, OASIS)).toEqual([0, 0, 0]);
   });
 
-  it('chronological is the id; random has no base, its record holds the rank multiplier', () => {
-    expect(baseScores(table(HAND, 40), RANKER.chronological, 20)).toEqual([40, 41, 42]);
-    expect(baseScores(table(HAND), RANKER.random, 20)).toEqual([1, 1, 1]);
+  it('chronological is the id; random has no base, its record holds the rank multiplier', async () => {
+    expect(await baseScores(table(HAND, 40), RANKER.chronological, 20)).toEqual([40, 41, 42]);
+    expect(await baseScores(table(HAND), RANKER.random, 20)).toEqual([1, 1, 1]);
   });
 
-  it('a downranked post scores its base times the multiplier, under every ranker', () => {
+  it('a downranked post scores its base times the multiplier, under every ranker', async () => {
     for (const ranker of [RANKER.chronological, RANKER.random, RANKER.redditHot, RANKER.xInterest]) {
-      const plain = baseScores(table(HAND, 40), ranker, 20);
+      const plain = await baseScores(table(HAND, 40), ranker, 20);
       const t = table(HAND, 40);
       t.cols.rank[1] = 0.25;
-      const down = baseScores(t, ranker, 20);
+      const down = await baseScores(t, ranker, 20);
       expect(down[0]).toBe(plain[0]);
       expect(down[1]).toBeCloseTo(plain[1] * 0.25, 5);
     }
   });
 
-  it('topics are stored as round(TOPIC_SCALE x component)', () => {
+  it('topics are stored as round(TOPIC_SCALE x component)', async () => {
     const records = new PostRecords(D);
-    records.update(table(HAND, 0, axis(0, 0.6)), { ranker: RANKER.xInterest, step: 20, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    await records.update(inline, table(HAND, 0, axis(0, 0.6)), { ranker: RANKER.xInterest, step: 20, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     const q = (records.stride + 4) * 4;
     expect(Array.from(records.recQ.subarray(q, q + 3))).toEqual([Math.round(TOPIC_SCALE * 0.6), Math.round(TOPIC_SCALE * 0.8), 0]);
   });
 });
 
-describe('candidate index: list orders', () => {
-  const lists = (posts: PostTable, ranker: number, step: number, perCluster: number) => {
+describe('candidate index: list orders', async () => {
+  const lists = async (posts: PostTable, ranker: number, step: number, perCluster: number) => {
     const records = new PostRecords(D);
-    records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    await records.update(inline, posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     const idx = createCandidateIndex(2, perCluster, perCluster);
-    rebuildCandidates(idx, posts, records, { ranker, minStep: 0, key: 9 });
+    await rebuildCandidates(inline, idx, posts, records, { ranker, minStep: 0, key: 9 });
     return { cluster: Array.from(idx.clusterPosts.subarray(0, perCluster)), trending: Array.from(idx.trending) };
   };
 
-  it('x-interest lists rank by base x (1 + likes): liked posts first, reposts do not count', () => {
+  it('x-interest lists rank by base x (1 + likes): liked posts first, reposts do not count', async () => {
     // At step 1, tau = 6 h, follower factor 1. Post 0 (step 1, nothing): 1 x 1 = 1. Post 1 (step 0,
     // 3 likes, 2 reposts): e^(-1/6) x 4 = 3.386. Post 2 (step 0, 1 like, 1 repost): e^(-1/6) x 2 =
     // 1.693. Post 3 (step 0, no likes, 5 reposts): e^(-1/6) x 1 = 0.8465, behind the newer post 0.
@@ -184,49 +189,50 @@ describe('candidate index: list orders', () => {
       [3, 0, 1, 0, 1],
       [3, 0, 0, 0, 5],
     ]);
-    expect(lists(posts, RANKER.xInterest, 1, 4)).toEqual({ cluster: [1, 2, 0, 3], trending: [1, 2, 0, 3] });
+    expect(await lists(posts, RANKER.xInterest, 1, 4)).toEqual({ cluster: [1, 2, 0, 3], trending: [1, 2, 0, 3] });
   });
 
-  it('reddit-hot lists rank by the hot score', () => {
-    expect(lists(table(HAND), RANKER.redditHot, 20, 3).cluster).toEqual([0, 1, 2]);
+  it('reddit-hot lists rank by the hot score', async () => {
+    expect((await lists(table(HAND), RANKER.redditHot, 20, 3)).cluster).toEqual([0, 1, 2]);
   });
 
-  it('chronological lists keep the newest ids, also above 2^24 where Float32 would tie them', () => {
+  it('chronological lists keep the newest ids, also above 2^24 where Float32 would tie them', async () => {
     // As Float32, 2^24 and 2^24 + 1 are the same number; the list must still keep 2^24 + 1.
     const first = 2 ** 24;
     expect(Math.fround(first + 1)).toBe(first);
     const posts = table([HAND[0], HAND[0], HAND[0]], first);
-    expect(lists(posts, RANKER.chronological, 0, 2).cluster).toEqual([first + 2, first + 1]);
+    expect((await lists(posts, RANKER.chronological, 0, 2)).cluster).toEqual([first + 2, first + 1]);
   });
 
-  it('random lists follow the keyed hash of the id', () => {
+  it('random lists follow the keyed hash of the id', async () => {
     const ids = [0, 1, 2, 3, 4, 5];
-    const { trending } = lists(table(ids.map(() => HAND[0])), RANKER.random, 0, 6);
+    const { trending } = await lists(table(ids.map(() => HAND[0])), RANKER.random, 0, 6);
     expect([...trending].sort()).toEqual(ids);
     for (let i = 1; i < trending.length; i++) expect(randomListScore(9, trending[i - 1])).toBeGreaterThan(randomListScore(9, trending[i]));
   });
 });
 
-describe('feed kernel: per-user scores', () => {
-  const args = (posts: PostTable, ranker: number, interest: Float32Array): FeedArgs => {
+describe('feed kernel: per-user scores', async () => {
+  const args = async (posts: PostTable, ranker: number, interest: Float32Array): Promise<FeedArgs> => {
     const records = new PostRecords(D);
-    records.update(posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    await records.update(inline, posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     return { ranker, dim: D, interest, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: posts.base, key: 5 } as unknown as FeedArgs;
   };
 
-  it('x-interest multiplies the base by the cosine of interest and (int8) topic', () => {
+  it('x-interest multiplies the base by the cosine of interest and (int8) topic', async () => {
     // Author 2: follower factor 2, age 0: base 2. Topic along axis 0 is stored exactly (127).
     const posts = table([[2, 0, 0, 0, 0]]);
-    expect(scoreOf(args(posts, RANKER.xInterest, axis(0)), 0, 0)).toBe(2);
-    expect(scoreOf(args(posts, RANKER.xInterest, axis(0, 0.6)), 0, 0)).toBeCloseTo(1.2, 6);
-    expect(scoreOf(args(posts, RANKER.xInterest, axis(2)), 0, 0)).toBe(0);
+    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0)), 0, 0)).toBe(2);
+    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0, 0.6)), 0, 0)).toBeCloseTo(1.2, 6);
+    expect(scoreOf(await args(posts, RANKER.xInterest, axis(2)), 0, 0)).toBe(0);
   });
 
-  it('reddit-hot and chronological use the base; random a hash per (user, post)', () => {
+  it('reddit-hot and chronological use the base; random a hash per (user, post)', async () => {
     const posts = table(HAND, 10);
-    expect([0, 1, 2].map((r) => scoreOf(args(posts, RANKER.chronological, axis(0)), 0, r))).toEqual([10, 11, 12]);
-    expect(scoreOf(args(posts, RANKER.redditHot, axis(0)), 0, 0)).toBe(2);
-    const a = args(posts, RANKER.random, axis(0));
+    const chrono = await args(posts, RANKER.chronological, axis(0));
+    expect([0, 1, 2].map((r) => scoreOf(chrono, 0, r))).toEqual([10, 11, 12]);
+    expect(scoreOf(await args(posts, RANKER.redditHot, axis(0)), 0, 0)).toBe(2);
+    const a = await args(posts, RANKER.random, axis(0));
     expect(scoreOf(a, 0, 1)).toBe(randomScore(5, 0, 11));
     expect(scoreOf(a, 1, 1)).toBe(randomScore(5, 1, 11));
     expect(scoreOf(a, 0, 1)).not.toBe(scoreOf(a, 1, 1));

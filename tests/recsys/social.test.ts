@@ -123,7 +123,7 @@ describe('recommend kernel', () => {
     const b2 = baseScore(s.posts, r, { ...o, step: 2 });
     expect(b2 / b1).toBeCloseTo(Math.exp(-1 / 6), 6);
     const records = new PostRecords(16);
-    records.update(s.posts, { ...o, step: 1 });
+    await records.update(exec, s.posts, { ...o, step: 1 });
     const user = scoreOf({ ranker: 3, dim: 16, interest: h.interest, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: s.posts.base } as never, 0, r);
     // Topics are stored as int8 for ranking: the cosine is exact to about 1%.
     expect(user / (0.9 * Math.exp(-1 / 6))).toBeCloseTo(1, 1);

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../../sim-core/kernel.ts';
 import { chunkRanges, createExecutor, kernelRanges, type Executor, type RunOptions } from '../../sim-core/exec.ts';
 import { kernels as core } from '../../sim-core/kernels.ts';
+import { kernels as recsys } from '../../recsys/kernels.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
 import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
@@ -158,6 +159,34 @@ describe('kernel parity: inline and worker pool', () => {
       partner[i] = i % 5 === 0 ? -1 : (i * 7919) % n;
     }
     await check.run(core.boundedStep, { x, out: outF, partner, eps: 0.5, mu: 0.3 }, n);
+    // The candidate index's kernels over a full window's posts (a short scenario run has too few
+    // posts to split them into chunks), under every ranker.
+    const posts = 100_003;
+    const stride = 8;
+    const col = <T extends TypedArray>(a: T, f: (r: number) => number) => {
+      for (let r = 0; r < posts; r++) a[r] = f(r);
+      return a;
+    };
+    const post = {
+      rank: col(sharedArray('f32', posts), (r) => (r % 11 === 0 ? 0.5 : 1)),
+      step: col(sharedArray('i32', posts), (r) => Math.floor(r / 2000)),
+      author: col(sharedArray('i32', posts), (r) => (r * 7919) % 5000),
+      likes: col(sharedArray('i32', posts), (r) => (r * 31) % 17),
+      dislikes: col(sharedArray('i32', posts), (r) => (r * 13) % 5),
+      treatVote: col(sharedArray('i8', posts), (r) => (r % 7) - 3 > 1 ? 1 : 0),
+      kind: col(sharedArray('u8', posts), (r) => r % 4),
+      flags: col(sharedArray('u8', posts), (r) => (r % 23 === 0 ? 8 : 0)),
+      cluster: col(sharedArray('u8', posts), (r) => (r * 5) % 64),
+    };
+    const followers = col(sharedArray('i32', 5000), (v) => (v * v) % 3001);
+    const recF = sharedArray('f32', posts * stride);
+    for (const ranker of [0, 1, 2, 3]) {
+      const o = { base: 1000, stride, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0 };
+      const { kind, flags, cluster, ...scored } = post;
+      await check.run(recsys.baseScores, { ...scored, followers, recF, ...o }, posts, { chunkRows: 16384 });
+      const { rank, likes } = post;
+      await check.run(recsys.candidateTops, { kind, flags, cluster, rank, likes, recF, base: 1000, stride, ranker, firstRow: 2000, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, posts, { chunkRows: 16384 });
+    }
     expect(check.mismatches).toEqual([]);
   });
 
