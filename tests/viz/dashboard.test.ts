@@ -361,7 +361,9 @@ describe('dashboard with an LLM provider', () => {
 });
 
 describe('dashboard on a live run (socsim run --serve)', () => {
-  it('advances as steps finish, then shows the completed run', { timeout: 90_000 }, async () => {
+  // Generous limits: the run's 30 steps take 10-20 s on a quiet 2-core machine and several times
+  // that when the rest of the suite runs beside it; the page's state is checked once the run ends.
+  it('advances as steps finish, then shows the completed run', { timeout: 300_000 }, async () => {
     const steps = 30;
     const out = path.join(tmp, 'live');
     const child: ChildProcess = spawn(process.execPath, [BIN, 'run', 'social-feed', '--agents', '20000', '--steps', String(steps), '--snapshot-every', '10', '--serve', '0', '--quiet', '--out', out], {
@@ -397,7 +399,18 @@ describe('dashboard on a live run (socsim run --serve)', () => {
       await page.goto('about:blank');
       browser.errors.length = 0;
       await page.goto(url);
-      await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 45_000 });
+      // The run's last step is done once it says it keeps serving; then the page must catch up.
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`the run did not finish; stderr: ${stderr}`)), 240_000);
+        const check = () => {
+          if (!/still serving the dashboard/.test(stdout)) return;
+          clearTimeout(t);
+          resolve();
+        };
+        child.stdout!.on('data', check);
+        check();
+      });
+      await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 30_000 });
       const renders = await page.evaluate(() => (window as unknown as { __socsim: { renders: number[] } }).__socsim.renders);
       const distinct = [...new Set(renders)];
       // The page saw the run in several intermediate states, in order, before the end.
