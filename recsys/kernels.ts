@@ -41,6 +41,8 @@ const RECOMMEND = {
     trending: 'i32',
     muteA: 'i32',
     muteB: 'i32',
+    /** Bit per user: has muted someone (so muteA holds pairs of it). */
+    muters: 'u8',
   },
   /** The feed slots of active rows, and the impression ring (seen, seenAt) of their users. */
   writes: { seen: 'i32', seenAt: 'u8', feed: 'i32', feedFlags: 'u8', feedLen: 'u8' },
@@ -93,12 +95,13 @@ function offer(ids: Int32Array, scores: Float64Array, len: number, cap: number, 
   return len < cap ? len + 1 : len;
 }
 
-function allowed(a: FeedArgs, u: number, r: number, seenBase: number): boolean {
+/** Whether user u may be shown post row r; `mutes`: u has muted someone. */
+function allowed(a: FeedArgs, u: number, r: number, seenBase: number, mutes: boolean): boolean {
   const au = a.rec[r * a.stride + 2];
   if (au === u || (a.flags[r] & FLAG_REMOVED) !== 0) return false;
   const id = a.base + r;
   for (let s = 0; s < a.seenSize; s++) if (a.seen[seenBase + s] === id) return false;
-  if (a.muteA.length > 0 && (pairSetHas(a.muteA, a.muteB, u, au) || pairSetHas(a.muteA, a.muteB, u, a.rootAuthor[r]))) return false;
+  if (mutes && (pairSetHas(a.muteA, a.muteB, u, au) || pairSetHas(a.muteA, a.muteB, u, a.rootAuthor[r]))) return false;
   return true;
 }
 
@@ -116,6 +119,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   let nOut = 0;
   let cu = 0;
   let cSeen = 0;
+  let cMutes = false;
   const consider = (id: number) => {
     if (id < a.base || id >= a.base + a.count) return;
     const r = id - a.base;
@@ -124,7 +128,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     if (a.rec[at + 1] < a.minStep || stamp[au] === epoch) return;
     if (a.ranker === RANKER.xInterest && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
-    if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen)) return;
+    if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
     nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
   for (let k = start; k < end; k++) {
@@ -136,6 +140,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const lo = a.offsets[u];
     const deg = a.offsets[u + 1] - lo;
     const seenBase = u * a.seenSize;
+    const mutes = (a.muters[u >> 3] & (1 << (u & 7))) !== 0;
     let nIn = 0;
     // In-network: scan at most maxScan followees (0: all), starting at a per-user rotation.
     const scan = a.maxScan === 0 || deg < a.maxScan ? deg : a.maxScan;
@@ -157,7 +162,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           // bar may be skipped; a deterministic approximation, shared by the out-of-network pass.
           if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || a.recF[at] >= inScores[nIn - 1]) {
             const sc = scoreOf(a, u, r);
-            if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
+            if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
           id = a.rec[at + 3];
         }
@@ -168,6 +173,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     nOut = 0;
     cu = u;
     cSeen = seenBase;
+    cMutes = mutes;
     if (want > 0) {
       // Followees the in-network scan skipped are stamped too, so `consider` drops every followed
       // author with one lookup (scanning the row per candidate cost a quarter of the kernel).

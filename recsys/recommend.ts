@@ -18,6 +18,9 @@ export function recommendPhase(s: SocialState): Phase {
     records: new PostRecords(s.posts.dim),
     recent: sharedArray('u8', 0),
   };
+  // Bit per user: has muted someone (rebuilt every step; most users have not, and they skip the
+  // feed kernel's two mute-set probes per candidate).
+  let muters = sharedArray('u8', 0);
   return {
     name: 'recommend',
     state: st,
@@ -51,6 +54,10 @@ export function recommendPhase(s: SocialState): Phase {
         const v = p.author[r];
         recent[v >> 3] |= 1 << (v & 7);
       }
+      if (muters.length === 0) muters = sharedArray('u8', recent.length);
+      muters.fill(0);
+      const muteA = s.mutes.keysA;
+      for (let i = 0; i < muteA.length; i++) if (muteA[i] !== -1) muters[muteA[i] >> 3] |= 1 << (muteA[i] & 7);
       await world.exec.run(
         K.recommend,
         {
@@ -72,6 +79,7 @@ export function recommendPhase(s: SocialState): Phase {
           clusterPosts: idx.clusterPosts,
           trending: idx.trending,
           muteA: s.mutes.keysA,
+          muters,
           muteB: s.mutes.keysB,
           seen: s.seen,
           seenAt: s.seenAt,
