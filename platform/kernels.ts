@@ -5,7 +5,7 @@
  * a per-row draw number.
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
-import { uniform } from '../sim-core/rng.ts';
+import { normal, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
 /** Action codes, as in events.arrow's `action` dictionary. */
@@ -21,12 +21,13 @@ export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(ty
 const activate = kernel(
   { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32', suspended: 'u8' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
   (a, start, end): number[] => {
-  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, stepHours, key, out: Out } = a;
+  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, stepHours, out: Out } = a;
+  const [klo, khi] = splitKey(a.key); // rowHash(klo, khi, i) / 2^32 = uniform(key, i)
   let c = 0;
   for (let i = start; i < end; i++) {
     const lambda = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity] * stepHours;
     // Suspended accounts draw too, so everyone else's draws are the same with or without a suspension.
-    const n = Sus[i] === 0 ? poissonCount(lambda, uniform(key, i)) : 0;
+    const n = Sus[i] === 0 ? poissonCount(lambda, rowHash(klo, khi, i) / 4294967296) : 0;
     Out[i] = n;
     if (n > 0) c++;
   }
@@ -136,6 +137,8 @@ const act = kernel(ACT, (a, start, end): number[] => {
   let events = 0;
   for (let k = start; k < end; k++) {
     const u = a.active[k];
+    // uniform(key, u, d) = rowDraw(rs, d) / 2^32
+    const rs = rowSeed(a.key, u);
     const pb = a.archetype[u] * NPARAMS;
     const x = a.opinion[u];
     const n = a.sessions[u];
@@ -172,14 +175,14 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const att = a.attentionScale === 0 ? 1 : Math.exp(-a.attentionScale * Math.pow(age > 0 ? age : 0, a.attentionExponent));
       const u0 = draw;
       draw += 8;
-      if (uniform(a.key, u, u0) < inSessions(clamp01(att * B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up), n)) ne = emit(a, eb, ne, 1, id);
-      else if (uniform(a.key, u, u0 + 1) < inSessions(clamp01(att * B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down), n)) ne = emit(a, eb, ne, 2, id);
-      if (uniform(a.key, u, u0 + 2) < inSessions(clamp01(att * B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov), n)) ne = emit(a, eb, ne, 3, id);
-      if (uniform(a.key, u, u0 + 3) < inSessions(clamp01(att * B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov), n)) ne = emit(a, eb, ne, 4, id);
-      if (uniform(a.key, u, u0 + 4) < inSessions(clamp01(att * B[pb + P.comment] * (0.5 + m) * (1 + sp)), n)) ne = emit(a, eb, ne, 5, id);
-      if (uniform(a.key, u, u0 + 5) < inSessions(clamp01(att * B[pb + P.report] * dis * (flagged ? a.labelReport : 1)), n)) ne = emit(a, eb, ne, 6, id);
-      if (uniform(a.key, u, u0 + 6) < inSessions(clamp01(att * B[pb + P.mute] * dis), n)) ne = emit(a, eb, ne, 7, au);
-      if (followed && uniform(a.key, u, u0 + 7) < inSessions(clamp01(att * B[pb + P.unfollow] * dis), n)) ne = emit(a, eb, ne, 8, au);
+      if (rowDraw(rs, u0) / 4294967296 < inSessions(clamp01(att * B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up), n)) ne = emit(a, eb, ne, 1, id);
+      else if (rowDraw(rs, u0 + 1) / 4294967296 < inSessions(clamp01(att * B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down), n)) ne = emit(a, eb, ne, 2, id);
+      if (rowDraw(rs, u0 + 2) / 4294967296 < inSessions(clamp01(att * B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov), n)) ne = emit(a, eb, ne, 3, id);
+      if (rowDraw(rs, u0 + 3) / 4294967296 < inSessions(clamp01(att * B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov), n)) ne = emit(a, eb, ne, 4, id);
+      if (rowDraw(rs, u0 + 4) / 4294967296 < inSessions(clamp01(att * B[pb + P.comment] * (0.5 + m) * (1 + sp)), n)) ne = emit(a, eb, ne, 5, id);
+      if (rowDraw(rs, u0 + 5) / 4294967296 < inSessions(clamp01(att * B[pb + P.report] * dis * (flagged ? a.labelReport : 1)), n)) ne = emit(a, eb, ne, 6, id);
+      if (rowDraw(rs, u0 + 6) / 4294967296 < inSessions(clamp01(att * B[pb + P.mute] * dis), n)) ne = emit(a, eb, ne, 7, au);
+      if (followed && rowDraw(rs, u0 + 7) / 4294967296 < inSessions(clamp01(att * B[pb + P.unfollow] * dis), n)) ne = emit(a, eb, ne, 8, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).
       if (!followed && au !== u && a.followers[au] > bestFollowers) {
         bestFollow = au;
@@ -187,16 +190,16 @@ const act = kernel(ACT, (a, start, end): number[] => {
       }
     }
     const perSession = B[pb + P.post] * Math.pow(a.activity[u] / a.activityRef, a.postExponent);
-    const posts = poissonCount(n * (perSession < 1 ? perSession : 1), uniform(a.key, u, draw++));
+    const posts = poissonCount(n * (perSession < 1 ? perSession : 1), rowDraw(rs, draw++) / 4294967296);
     for (let j = 0; j < posts && j < MAX_POSTS_PER_STEP; j++) ne = emit(a, eb, ne, 10, -1);
-    if (uniform(a.key, u, draw++) < inSessions(B[pb + P.follow], n)) {
+    if (rowDraw(rs, draw++) / 4294967296 < inSessions(B[pb + P.follow], n)) {
       // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
       for (let t = 0; t < 2 && deg > 0; t++) {
-        const v = a.targets[lo + Math.floor(uniform(a.key, u, draw++) * deg)];
+        const v = a.targets[lo + Math.floor(rowDraw(rs, draw++) / 4294967296 * deg)];
         const vlo = a.offsets[v];
         const vdeg = a.offsets[v + 1] - vlo;
         if (vdeg === 0) continue;
-        const w = a.targets[vlo + Math.floor(uniform(a.key, u, draw++) * vdeg)];
+        const w = a.targets[vlo + Math.floor(rowDraw(rs, draw++) / 4294967296 * vdeg)];
         if (w !== u && (a.followers[w] > bestFollowers || (a.followers[w] === bestFollowers && w > bestFollow)) && !follows(a.targets, lo, deg, w)) {
           bestFollow = w;
           bestFollowers = a.followers[w];
@@ -270,4 +273,57 @@ const exposure = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { activate, act, exposure });
+/**
+ * Index of the prototype (topics x dim, row-major) with the largest dot product with
+ * v[off .. off + dim); ties keep the lower index.
+ */
+export function nearestPrototype(prototypes: Float32Array, topics: number, dim: number, v: ArrayLike<number>, off: number): number {
+  let best = 0;
+  let bestDot = -Infinity;
+  for (let t = 0; t < topics; t++) {
+    let dot = 0;
+    for (let d = 0; d < dim; d++) dot += v[off + d] * prototypes[t * dim + d];
+    if (dot > bestDot) {
+      bestDot = dot;
+      best = t;
+    }
+  }
+  return best;
+}
+
+/**
+ * The content of the original posts an active user makes this step (the act kernel's `post`
+ * events), computed here in parallel for the apply phase, which adds the posts in user order: the
+ * topic, the user's interest plus N(0, 0.3^2) noise per component, normalised (stored as f32, as
+ * the post table holds it); the stance, its opinion plus N(0, 0.1^2), clamped to [-1, 1]; and the
+ * topic cluster (the nearest prototype). Draws are keyed by user, so all of a user's posts in one
+ * step share them. Rows without a post event are left as they are.
+ */
+const postContent = kernel(
+  {
+    reads: { active: 'i32', evAction: 'u8', evCount: 'u16', interest: 'f32', opinion: 'f32', prototypes: 'f32' },
+    writes: { topic: 'f32', stance: 'f64', cluster: 'u8' },
+    params: ['dim', 'topics', 'maxEvents', 'key'],
+  },
+  (a, start, end): void => {
+    const { interest: I, topic: T, dim: D, key } = a;
+    for (let k = start; k < end; k++) {
+      let posts = false;
+      for (let e = 0; e < a.evCount[k] && !posts; e++) posts = a.evAction[k * a.maxEvents + e] === A.post;
+      if (!posts) continue;
+      const u = a.active[k];
+      let norm = 0;
+      for (let d = 0; d < D; d++) {
+        const x = I[u * D + d] + 0.3 * normal(key, u, d + 1);
+        T[k * D + d] = x;
+        norm += x * x;
+      }
+      norm = Math.sqrt(norm) || 1;
+      for (let d = 0; d < D; d++) T[k * D + d] /= norm;
+      a.stance[k] = Math.max(-1, Math.min(1, a.opinion[u] + 0.1 * normal(key, u, 0)));
+      a.cluster[k] = nearestPrototype(a.prototypes, a.topics, D, T, k * D);
+    }
+  },
+);
+
+export const kernels = kernelList(import.meta.url, { activate, act, exposure, postContent });

@@ -6,6 +6,7 @@
 import { uniform } from '../sim-core/rng.ts';
 import { FLAG, KIND } from './posts.ts';
 import type { SocialState } from './state.ts';
+import { nearestPrototype } from './kernels.ts';
 
 export interface PostSpec {
   author: number;
@@ -17,6 +18,8 @@ export interface PostSpec {
   /** Topic vector of an original post (reshares take the parent's). */
   topic?: ArrayLike<number>;
   topicOffset?: number;
+  /** Topic cluster of an original post, when already known (else its nearest prototype). */
+  cluster?: number;
   flags: number;
   veracity?: number;
   novelty?: number;
@@ -25,18 +28,7 @@ export interface PostSpec {
 
 /** Nearest topic prototype of a unit vector. */
 export function nearestTopic(s: SocialState, v: ArrayLike<number>): number {
-  const D = s.posts.dim;
-  let best = 0;
-  let bestDot = -Infinity;
-  for (let t = 0; t < s.topics; t++) {
-    let dot = 0;
-    for (let d = 0; d < D; d++) dot += v[d] * s.prototypes[t * D + d];
-    if (dot > bestDot) {
-      bestDot = dot;
-      best = t;
-    }
-  }
-  return best;
+  return nearestPrototype(s.prototypes, s.topics, s.posts.dim, v, 0);
 }
 
 const scratch = { buf: new Float32Array(256) };
@@ -98,7 +90,7 @@ export function addPost(s: SocialState, o: PostSpec): number {
       rootAuthor,
       depth,
       stance: o.stance,
-      cluster: pr >= 0 ? c.cluster[pr] : nearestTopic(s, topicBuf),
+      cluster: pr >= 0 ? c.cluster[pr] : (o.cluster ?? nearestTopic(s, topicBuf)),
       flags,
       prevByAuthor: s.latest[o.author],
       veracity: content ? c.veracity[pr] : (o.veracity ?? 0),

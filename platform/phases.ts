@@ -1,14 +1,16 @@
 /**
  * The social step's heuristic phases (DESIGN.md section 4): activate -> [recommend, in recsys/] ->
  * act -> apply -> update -> maintain. Heavy per-user work runs in kernels; `apply` walks the event
- * buffer in user order in the main thread, so post ids and event order never depend on threads.
+ * buffer in user order in the main thread, so post ids and event order never depend on threads
+ * (the content of new original posts, which depends only on the user, is computed before it in
+ * parallel, by the postContent kernel).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { buildGraph } from '../sim-core/csr.ts';
 import { compact } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
-import { keyOf, normal, streamOf } from '../sim-core/rng.ts';
+import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { releaseMemory, sharedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
@@ -133,7 +135,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   const counts = Object.fromEntries(ACTIONS.map((a) => [`actions_${a}`, 'i32' as const]));
   let storySeeds: Int32Array = new Int32Array(0);
   let events: ArrowFileAppender | undefined;
-  const topicBuf = new Float32Array(256);
+  // Per active row: the content of the user's original posts this step (the postContent kernel).
+  let postTopic = sharedArray('f32', 0);
+  let postStance = sharedArray('f64', 0);
+  let postCluster = sharedArray('u8', 0);
   return {
     name: 'apply',
     state: s,
@@ -146,14 +151,38 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       }
       if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
     },
-    run(world, ctx) {
+    async run(world, ctx) {
       const P = s.posts;
       const D = P.dim;
       const opinion = world.agents.columns.opinion as Float32Array;
-      const interest = world.agents.columns.interest as Float32Array;
       const n = s.active.length;
       const F = s.cfg.feedSize;
-      const key = ctx.key('apply');
+      if (postStance.length < n) {
+        const cap = Math.ceil(n * 1.25);
+        postTopic = sharedArray('f32', cap * D);
+        postStance = sharedArray('f64', cap);
+        postCluster = sharedArray('u8', cap);
+      }
+      await world.exec.run(
+        K.postContent,
+        {
+          active: s.active,
+          evAction: s.evAction,
+          evCount: s.evCount,
+          interest: world.agents.columns.interest as Float32Array,
+          opinion,
+          prototypes: s.prototypes,
+          topic: postTopic,
+          stance: postStance,
+          cluster: postCluster,
+          dim: D,
+          topics: s.topics,
+          maxEvents: s.maxEvents,
+          key: ctx.key('apply'),
+        },
+        n,
+        { chunkRows: USER_CHUNK },
+      );
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -169,9 +198,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           evTgt.push(t);
         }
       };
-      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number) => {
+      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, at?: { offset: number; cluster: number }) => {
         made[kind]++;
-        return addPost(s, { author: u, step: ctx.step, kind, parent, stance, topic, flags });
+        return addPost(s, { author: u, step: ctx.step, kind, parent, stance, topic, topicOffset: at?.offset, cluster: at?.cluster, flags });
       };
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
@@ -235,17 +264,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
               if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
               break;
             case A.post: {
-              // An original post: the user's interest plus noise as topic, its opinion plus noise as stance.
-              let norm = 0;
-              for (let d = 0; d < D; d++) {
-                const x = interest[u * D + d] + 0.3 * normal(key, u, d + 1);
-                topicBuf[d] = x;
-                norm += x * x;
-              }
-              norm = Math.sqrt(norm) || 1;
-              for (let d = 0; d < D; d++) topicBuf[d] /= norm;
-              const st = Math.max(-1, Math.min(1, opinion[u] + 0.1 * normal(key, u, 0)));
-              const id = newPost(u, KIND.original, -1, st, topicBuf, 0);
+              // An original post: the user's interest plus noise as topic, its opinion plus noise
+              // as stance (computed above, postContent).
+              const id = newPost(u, KIND.original, -1, postStance[k], postTopic, 0, { offset: k * D, cluster: postCluster[k] });
               log(u, act, id);
               continue;
             }

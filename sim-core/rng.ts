@@ -86,6 +86,20 @@ export function rowHash(lo: number, hi: number, row: number): number {
   return mix32(((mix32((row ^ lo) >>> 0) ^ hi) - 1640531527) >>> 0);
 }
 
+/**
+ * The part of hash(key, row, draw) that does not depend on the draw: rowDraw(rowSeed(key, row), d)
+ * equals hash(key, row, d), at half the cost for a kernel that makes many draws per row.
+ */
+export function rowSeed(key: number, row: number): number {
+  const lo = key >>> 0;
+  const hi = (key - lo) / TWO_POW_32;
+  return mix32((row ^ lo) >>> 0) ^ hi;
+}
+/** hash(key, row, draw) from rowSeed(key, row). */
+export function rowDraw(seed: number, draw: number): number {
+  return mix32((seed + Math.imul(draw + 1, GOLDEN)) >>> 0);
+}
+
 /** Uniform float in [0, 1) with 32 bits of resolution for (key, row, draw). */
 export function uniform(key: number, row: number, draw = 0): number {
   const lo = key >>> 0;

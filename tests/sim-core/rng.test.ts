@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { below, hash, keyOf, mix32, normal, streamOf, uniform } from '../../sim-core/rng.ts';
+import { below, hash, keyOf, mix32, normal, rowDraw, rowHash, rowSeed, splitKey, streamOf, uniform } from '../../sim-core/rng.ts';
 
 describe('rng', () => {
+  it('the hot-loop forms give hash exactly: rowHash on a split key, rowDraw on a row seed', () => {
+    // Keys with high bits (every real key has them) and rows up to 2^31 - 1.
+    for (const key of [0, 1, keyOf(7, streamOf('a'), 0), keyOf(2 ** 40 + 3, streamOf('b'), 9), 2 ** 53 - 1]) {
+      const [lo, hi] = splitKey(key);
+      for (const row of [0, 1, 2, 1000, 65535, 2 ** 24 + 1, 2 ** 31 - 1]) {
+        expect(rowHash(lo, hi, row)).toBe(hash(key, row));
+        const seed = rowSeed(key, row);
+        for (const d of [0, 1, 7, 8, 200]) expect(rowDraw(seed, d)).toBe(hash(key, row, d));
+      }
+    }
+  });
+
   it('mix32 is a bijection on a sample (no collisions among 2^20 consecutive inputs)', () => {
     const seen = new Set<number>();
     for (let i = 0; i < 1 << 20; i++) seen.add(mix32(i));
