@@ -252,6 +252,22 @@ const nearestClusters = kernel(
   },
 );
 
+/**
+ * The bitset of authors with a post in the window (recommend's `recent`): bit v is set when
+ * latest[v] >= firstId, the id of the window's first post (an author's latest post is its newest,
+ * so it is in the window when any of its posts is). Chunks start at multiples of 8 rows (the
+ * executor's chunks are), so each writes whole bytes.
+ */
+const recentAuthors = kernel({ reads: { latest: 'i32' }, writes: { recent: 'u8' }, params: ['firstId'] }, (a, start, end): void => {
+  const { latest: L, recent: R, firstId } = a;
+  for (let b = start >> 3; b << 3 < end; b++) {
+    let bits = 0;
+    const hi = Math.min(end, (b + 1) << 3);
+    for (let v = b << 3; v < hi; v++) if (L[v] >= firstId) bits |= 1 << (v & 7);
+    R[b] = bits;
+  }
+});
+
 /** Post rows per chunk of the per-post kernels (a 48-hour window holds ~2.3M posts at 1M users). */
 export const POST_CHUNK = 1 << 15;
 
@@ -350,4 +366,4 @@ export function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Ar
   return true;
 }
 
-export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, baseScores, candidateTops });
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, baseScores, candidateTops, recentAuthors });

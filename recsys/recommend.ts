@@ -49,11 +49,7 @@ export function recommendPhase(s: SocialState): Phase {
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
       if (st.recent.length === 0) st.recent = sharedArray('u8', (world.agents.length + 7) >> 3);
       const recent = st.recent;
-      recent.fill(0);
-      for (let r = s.posts.rowsBefore(s.minStep); r < s.posts.count; r++) {
-        const v = p.author[r];
-        recent[v >> 3] |= 1 << (v & 7);
-      }
+      await world.exec.run(K.recentAuthors, { latest: s.latest, recent, firstId: s.posts.base + s.posts.rowsBefore(s.minStep) }, world.agents.length);
       if (muters.length === 0) muters = sharedArray('u8', recent.length);
       muters.fill(0);
       const muteA = s.mutes.keysA;
