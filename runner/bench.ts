@@ -427,17 +427,21 @@ const POOL_RSS_NAMES = ['pool-rss-40k-rebuild1-t1', 'pool-rss-40k-rebuild1-t2', 
  * at 1 and at 2 threads, each in its own child process. `runs` pairs, alternating 1 and 2 threads
  * so a change in the machine's load falls on both; the ratio is taken within each pair.
  *
- * The figure is the child's ru_maxrss (`process.resourceUsage().maxRSS`, KiB): the kernel's
- * high-water mark for the whole process, worker threads included, reported by an exit hook that
- * `--import` loads into the child. Not the manifest's peak_rss_bytes: that samples RSS after
+ * The figure is the child's VmHWM (/proc/self/status): the kernel's high-water mark of the
+ * process's memory, worker threads included, reported by an exit hook that `--import` loads into
+ * the child. Not ru_maxrss (`process.resourceUsage().maxRSS`): Linux carries it over from the
+ * parent through fork and exec, so a child of a bench that already holds a 1M-agent graph
+ * reported the parent's ~750 MB at both thread counts (elsewhere than Linux the hook falls back
+ * to it). Not the manifest's peak_rss_bytes: that samples RSS after
  * set-up and between steps, and can miss a peak inside a step (where a rebuild's buffers live).
  * Not /usr/bin/time -v: GNU time is not on every machine (macOS's takes other flags).
  */
 function poolRss(runs: number): BenchResult[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-rss-'));
   const hook = 'data:text/javascript,' + encodeURIComponent(
-    "import { writeFileSync } from 'node:fs';" +
-      "process.on('exit', () => writeFileSync(process.env.SOCSIM_BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS * 1024)));",
+    "import { readFileSync, writeFileSync } from 'node:fs';" +
+      "const hwm = () => { try { return Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch { return process.resourceUsage().maxRSS; } };" +
+      "process.on('exit', () => writeFileSync(process.env.SOCSIM_BENCH_MAXRSS_FILE, String(hwm() * 1024)));",
   );
   const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
   const rss: Record<1 | 2, number[]> = { 1: [], 2: [] };
