@@ -97,6 +97,9 @@ type ActArgs = ArgsOf<typeof ACT>;
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
+/** Post ages (in steps) whose attention the act kernel keeps per chunk: a 48-hour window at 15-minute steps is 192. */
+const ATTENTION_AGES = 1024;
+
 /** Original posts one user makes in one step at most (the event buffer's room for them). */
 export const MAX_POSTS_PER_STEP = 8;
 
@@ -134,6 +137,9 @@ const act = kernel(ACT, (a, start, end): number[] => {
   const F = a.feedSize;
   const D = a.dim;
   const B = a.behaviour;
+  // Attention depends only on the post's age in steps: computed once per age and chunk (NaN: not
+  // yet), for ages within the table; others directly.
+  const attention = new Float64Array(ATTENTION_AGES).fill(NaN);
   let events = 0;
   for (let k = start; k < end; k++) {
     const u = a.active[k];
@@ -171,8 +177,13 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const down = g < 0 ? 1 - a.herding * g : 1;
       const nov = a.novelty[r] === 0 ? 1 : Math.exp(a.noveltyWeight * a.novelty[r]);
       const dis = (1 - agree) * (1 - agree) * 4;
-      const age = (a.step - a.postStep[r] - 0.5) * a.stepHours;
-      const att = a.attentionScale === 0 ? 1 : Math.exp(-a.attentionScale * Math.pow(age > 0 ? age : 0, a.attentionExponent));
+      const steps = a.step - a.postStep[r];
+      let att = steps >= 0 && steps < ATTENTION_AGES ? attention[steps] : NaN;
+      if (att !== att) {
+        const age = (steps - 0.5) * a.stepHours;
+        att = a.attentionScale === 0 ? 1 : Math.exp(-a.attentionScale * Math.pow(age > 0 ? age : 0, a.attentionExponent));
+        if (steps >= 0 && steps < ATTENTION_AGES) attention[steps] = att;
+      }
       const u0 = draw;
       draw += 8;
       if (rowDraw(rs, u0) / 4294967296 < inSessions(clamp01(att * B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up), n)) ne = emit(a, eb, ne, 1, id);
