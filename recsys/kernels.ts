@@ -10,6 +10,10 @@
  * posts, muted authors (the post's author and its cascade root's author), the user's recent
  * impressions, duplicates. Ranked by the scenario's ranker; the feed takes up to `inNetwork`
  * in-network items, then fills up to `feedSize` from out-of-network candidates.
+ *
+ * Beside it, the per-step kernels that prepare what it reads, each over all rows in parallel:
+ * users' nearest clusters (once, at set-up), the authors with posts in the window, every post's
+ * base score in its record, and each chunk's best candidate lists (merged by candidates.ts).
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
