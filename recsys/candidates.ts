@@ -35,7 +35,8 @@ export function createCandidateIndex(topics: number, perCluster: number, trendin
  */
 export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): Promise<void> {
   const per = idx.perCluster;
-  const topics = idx.clusterPosts.length / Math.max(1, per);
+  // Cluster lists (none when perCluster is 0), then the trending list.
+  const clusters = per > 0 ? idx.clusterPosts.length / per : 0;
   const cap = idx.trending.length;
   const c = posts.cols;
   const parts = await exec.run(
@@ -51,7 +52,7 @@ export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, pos
       stride: records.stride,
       ranker: o.ranker,
       firstRow: posts.rowsBefore(o.minStep),
-      topics: per > 0 ? topics : 0,
+      topics: clusters,
       perCluster: per,
       trending: cap,
       key: o.key,
@@ -67,11 +68,10 @@ export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, pos
   const tt = new Float64Array(cap);
   for (const part of parts) {
     let p = 0;
-    for (let l = 0; l <= (per > 0 ? topics : 0); l++) {
-      const trending = l === (per > 0 ? topics : 0);
+    for (let l = 0; l <= clusters; l++) {
       const len = part[p++];
       for (let i = 0; i < len; i++, p += 3) {
-        if (trending) insertTop(idx.trending, ts, tt, 0, cap, part[p], part[p + 1], part[p + 2]);
+        if (l === clusters) insertTop(idx.trending, ts, tt, 0, cap, part[p], part[p + 1], part[p + 2]);
         else insertTop(idx.clusterPosts, cs, ct, l * per, per, part[p], part[p + 1], part[p + 2]);
       }
     }
