@@ -6,7 +6,7 @@
  * exponential backoff, honouring Retry-After, then reported as a failure kind; nothing throws.
  * Failures are logged for replay but never served from the cache (see cache.ts).
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { InputError } from '../sim-core/errors.ts';
 import { cacheKey, type CacheEntry, type LlmCache, type ReplayLog } from './cache.ts';
 import type { FailureKind } from './reply.ts';
@@ -64,7 +64,16 @@ export function retryAfterMs(headers: Headers | undefined): number | undefined {
   return Number.isFinite(t) ? Math.max(0, t - Date.now()) : undefined;
 }
 
-function classify(err: unknown): { failure: FailureKind; detail: string; retryMs?: number } {
+type Sdk = typeof OpenAI;
+
+/**
+ * The openai SDK (about 150 modules, a quarter of a second at start-up) is loaded on the first call
+ * that misses the cache, so runs without a live server never pay for it.
+ */
+let sdk: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('openai').then((m) => m.default));
+
+function classify(OpenAI: Sdk, err: unknown): { failure: FailureKind; detail: string; retryMs?: number } {
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { failure: 'timeout', detail: err.message };
   if (err instanceof OpenAI.APIConnectionError) return { failure: 'connection', detail: err.message };
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
@@ -77,7 +86,7 @@ function classify(err: unknown): { failure: FailureKind; detail: string; retryMs
 const RETRYABLE = new Set<FailureKind>(['http_429', 'http_5xx', 'timeout', 'connection', 'bad_body']);
 
 export function createOpenAiClient(o: OpenAiOptions): LlmClient {
-  const client = new OpenAI({ apiKey: o.apiKey, baseURL: o.baseURL, timeout: o.timeoutMs, maxRetries: 0 });
+  let client: OpenAI | undefined;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   return {
     provider: 'openai',
@@ -91,6 +100,8 @@ export function createOpenAiClient(o: OpenAiOptions): LlmClient {
         o.cache.served({ ...hit, ...request });
         return fromEntry(hit, true);
       }
+      const OpenAI = await loadSdk();
+      client ??= new OpenAI({ apiKey: o.apiKey, baseURL: o.baseURL, timeout: o.timeoutMs, maxRetries: 0 });
       let last: ReturnType<typeof classify> = { failure: 'connection', detail: '' };
       const t0 = performance.now();
       for (let attempt = 0; attempt <= o.retries; attempt++) {
@@ -113,7 +124,7 @@ export function createOpenAiClient(o: OpenAiOptions): LlmClient {
           o.cache.record(entry);
           return fromEntry(entry, false);
         } catch (err) {
-          last = classify(err);
+          last = classify(OpenAI, err);
           if (!RETRYABLE.has(last.failure) || attempt === o.retries) break;
           const backoff = Math.min(8000, 500 * 2 ** attempt);
           await sleep(Math.min(60_000, last.retryMs ?? backoff));

@@ -6,7 +6,13 @@
  * Values that are not finite (an outcome undefined for a run) are left out; a statistic with too
  * few values is NaN. The t quantile comes from @stdlib (a port of well-tested special functions).
  */
-import tQuantile from '@stdlib/stats-base-dists-t-quantile';
+import { createRequire } from 'node:module';
+
+/**
+ * The @stdlib package is some 400 small CommonJS modules (a quarter of a second to load), and
+ * every `socsim` command imports this file through the experiment commands: required on first use.
+ */
+let tQuantile: ((p: number, df: number) => number) | undefined;
 
 /** Two-sided 95%: the 0.975 quantile. */
 const LEVEL = 0.975;
@@ -41,7 +47,9 @@ export function variance(xs: readonly number[]): number {
 
 /** t_{0.975, df}; NaN when df is not positive. */
 export function tCritical(df: number): number {
-  return df > 0 ? tQuantile(LEVEL, df) : NaN;
+  if (!(df > 0)) return NaN;
+  tQuantile ??= createRequire(import.meta.url)('@stdlib/stats-base-dists-t-quantile') as (p: number, df: number) => number;
+  return tQuantile(LEVEL, df);
 }
 
 /** center +- t * se, with a zero spread giving the point itself (not NaN) whatever the df. */
