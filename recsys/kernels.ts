@@ -32,7 +32,7 @@ const RECOMMEND = {
     /** Bit per user: has a post in the window (a 1M-user bitset is 125 KB, cache-resident). */
     recent: 'u8',
     rootAuthor: 'i32',
-    /** Post flags: removed posts (FLAG.removed) never enter a feed. */
+    /** Post flags: removed posts (FLAG.removed) never enter a feed; read only when `removed` > 0. */
     flags: 'u8',
     /** Packed post records (records.ts): Int32, Float32 and Int8 views of one buffer. */
     rec: 'i32',
@@ -50,14 +50,14 @@ const RECOMMEND = {
   },
   /** The feed slots of active rows, and the impression ring (seen, seenAt) of their users. */
   writes: { seen: 'i32', seenAt: 'u8', feed: 'i32', feedFlags: 'u8', feedLen: 'u8' },
-  /** minRow: first row created at or after minStep. */
-  params: ['base', 'count', 'stride', 'dim', 'probe', 'perCluster', 'seenSize', 'feedSize', 'inNetwork', 'ranker', 'minStep', 'minRow', 'perAuthor', 'maxScan', 'key'],
+  /** minRow: first row created at or after minStep; removed: how many posts carry FLAG.removed. */
+  params: ['base', 'count', 'stride', 'dim', 'probe', 'perCluster', 'seenSize', 'feedSize', 'inNetwork', 'ranker', 'minStep', 'minRow', 'perAuthor', 'maxScan', 'removed', 'key'],
 } as const;
 export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 
-// Worker-local scratch: stamps marking the followees scanned for the current user.
-let stamp = new Int32Array(0);
-let epoch = 0;
+// Worker-local scratch: a bit per user marking the current user's followees, cleared after each
+// user (125 KB at 1M users, 1.25 MB at 10M, where an int per user was 4 and 40 MB).
+let followed = new Uint8Array(0);
 
 /**
  * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
@@ -72,10 +72,14 @@ export function scoreOf(a: FeedArgs, u: number, r: number): number {
   const D = a.dim;
   const I = a.interest;
   const Q = a.recQ;
-  let dot = 0;
   const pu = u * D;
   const pq = (at + 4) * 4;
-  for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
+  let dot = 0;
+  if (D === 16) {
+    // The default dimension, unrolled (the same sum in the same order: the same double).
+    dot = 0 + I[pu] * Q[pq] + I[pu + 1] * Q[pq + 1] + I[pu + 2] * Q[pq + 2] + I[pu + 3] * Q[pq + 3] + I[pu + 4] * Q[pq + 4] + I[pu + 5] * Q[pq + 5] + I[pu + 6] * Q[pq + 6] + I[pu + 7] * Q[pq + 7] +
+      I[pu + 8] * Q[pq + 8] + I[pu + 9] * Q[pq + 9] + I[pu + 10] * Q[pq + 10] + I[pu + 11] * Q[pq + 11] + I[pu + 12] * Q[pq + 12] + I[pu + 13] * Q[pq + 13] + I[pu + 14] * Q[pq + 14] + I[pu + 15] * Q[pq + 15];
+  } else for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
   return xInterestScore(a.recF[at], dot, TOPIC_SCALE);
 }
 
@@ -102,7 +106,7 @@ function offer(ids: Int32Array, scores: Float64Array, len: number, cap: number, 
 /** Whether user u may be shown post row r; `mutes`: u has muted someone. */
 function allowed(a: FeedArgs, u: number, r: number, seenBase: number, mutes: boolean): boolean {
   const au = a.rec[r * a.stride + 2];
-  if (au === u || (a.flags[r] & FLAG_REMOVED) !== 0) return false;
+  if (au === u || (a.removed !== 0 && (a.flags[r] & FLAG_REMOVED) !== 0)) return false;
   const id = a.base + r;
   for (let s = 0; s < a.seenSize; s++) if (a.seen[seenBase + s] === id) return false;
   if (mutes && (pairSetHas(a.muteA, a.muteB, u, au) || pairSetHas(a.muteA, a.muteB, u, a.rootAuthor[r]))) return false;
@@ -111,12 +115,15 @@ function allowed(a: FeedArgs, u: number, r: number, seenBase: number, mutes: boo
 
 const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   const n = a.latest.length;
-  if (stamp.length < n) stamp = new Int32Array(n);
+  if (followed.length < (n + 7) >> 3) followed = new Uint8Array((n + 7) >> 3);
   const F = a.feedSize;
   const inIds = new Int32Array(Math.max(1, a.inNetwork));
   const inScores = new Float64Array(inIds.length);
   const outIds = new Int32Array(F);
   const outScores = new Float64Array(F);
+  const P = a.perAuthor;
+  // chain[i * P + c]: the c-th newest post in the window of the i-th scanned followee, else -1.
+  let chain = new Int32Array(Math.max(1, a.maxScan) * P);
   let shown = 0;
   // Per-user state of the out-of-network pass (one closure per chunk, not per user).
   let want = 0;
@@ -129,7 +136,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const r = id - a.base;
     const at = r * a.stride;
     const au = a.rec[at + 2];
-    if (a.rec[at + 1] < a.minStep || stamp[au] === epoch) return;
+    if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
     if (a.ranker === RANKER.xInterest && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
@@ -137,10 +144,6 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   };
   for (let k = start; k < end; k++) {
     const u = a.active[k];
-    if (++epoch > 0x3fffffff) {
-      stamp.fill(0);
-      epoch = 1;
-    }
     const lo = a.offsets[u];
     const deg = a.offsets[u + 1] - lo;
     const seenBase = u * a.seenSize;
@@ -150,16 +153,29 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const scan = a.maxScan === 0 || deg < a.maxScan ? deg : a.maxScan;
     const rot = deg > scan ? hash(a.key, u, 1) % deg : 0;
     if (a.inNetwork > 0) {
+      // The followees' newest posts and their records are random reads (at 1M users, most miss the
+      // cache). They are gathered first, one loop per link of the chains, so the processor overlaps
+      // the misses; the scoring below then reads from cache, in the order one pass would.
+      if (scan * P > chain.length) chain = new Int32Array(scan * P);
+      let nc = 0;
       for (let j = 0; j < scan; j++) {
         const q = rot + j; // (rot + j) % deg, as rot and j are below deg
         const v = a.targets[lo + (q < deg ? q : q - deg)];
-        stamp[v] = epoch;
-        if ((a.recent[v >> 3] & (1 << (v & 7))) === 0) continue;
-        let id = a.latest[v];
-        for (let c = 0; c < a.perAuthor && id >= a.base; c++) {
+        if ((a.recent[v >> 3] & (1 << (v & 7))) !== 0) chain[P * nc++] = a.latest[v];
+      }
+      for (let c = 0; c < P; c++) {
+        for (let i = 0; i < nc; i++) {
+          const at = i * P + c;
+          const id = c === 0 ? chain[at] : chain[at - 1] < 0 ? -1 : a.rec[(chain[at - 1] - a.base) * a.stride + 3];
+          chain[at] = id >= a.base && a.rec[(id - a.base) * a.stride + 1] >= a.minStep ? id : -1;
+        }
+      }
+      for (let i = 0; i < nc; i++) {
+        for (let c = 0; c < P; c++) {
+          const id = chain[i * P + c];
+          if (id < 0) break;
           const r = id - a.base;
           const at = r * a.stride;
-          if (a.rec[at + 1] < a.minStep) break;
           // x-interest scores are at most the base score (base >= 0, cosine <= 1): skip the dot
           // product when even that cannot enter the list. With int8 topics the computed cosine can
           // exceed 1 by up to sqrt(D) / (2 TOPIC_SCALE) (1.6% at D = 16), so a post just below the
@@ -168,7 +184,6 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
             const sc = scoreOf(a, u, r);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
-          id = a.rec[at + 3];
         }
       }
     }
@@ -179,9 +194,11 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     cSeen = seenBase;
     cMutes = mutes;
     if (want > 0) {
-      // Followees the in-network scan skipped are stamped too, so `consider` drops every followed
-      // author with one lookup (scanning the row per candidate cost a quarter of the kernel).
-      if (a.inNetwork === 0 || scan < deg) for (let j = lo; j < lo + deg; j++) stamp[a.targets[j]] = epoch;
+      // Every followee, also those the in-network scan skipped: `consider` drops followed authors.
+      for (let j = lo; j < lo + deg; j++) {
+        const v = a.targets[j];
+        followed[v >> 3] |= 1 << (v & 7);
+      }
       if (a.ranker === RANKER.random) {
         // The random recommender draws its candidates uniformly from the window, as OASIS's does.
         const span = a.count - a.minRow;
@@ -201,6 +218,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
         if (id < 0) break;
         consider(id);
       }
+      for (let j = lo; j < lo + deg; j++) followed[a.targets[j] >> 3] = 0;
     }
     const fb = k * F;
     let len = 0;
@@ -277,19 +295,25 @@ export const POST_CHUNK = 1 << 15;
 
 /**
  * Every post's base score (rankers.ts rowBaseScore) into its packed record (records.ts): recF at
- * row x stride. `now` is the current step; `base` the id of row 0.
+ * row x stride. `now` is the current step; `base` the id of row 0. Returns how many of the rows are
+ * removed (FLAG.removed), so that the feed kernel reads flags only when some are.
  */
 const baseScores = kernel(
   {
-    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', followers: 'i32' },
+    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
     writes: { recF: 'f32' },
     params: ['base', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
   },
-  (a, start, end): void => {
+  (a, start, end): number[] => {
     const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
     const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers };
-    const { recF: out, stride: S, base } = a;
-    for (let r = start; r < end; r++) out[r * S] = rowBaseScore(cols, base, r, o);
+    const { recF: out, stride: S, base, flags } = a;
+    let removed = 0;
+    for (let r = start; r < end; r++) {
+      out[r * S] = rowBaseScore(cols, base, r, o);
+      if ((flags[r] & FLAG_REMOVED) !== 0) removed++;
+    }
+    return [removed];
   },
 );
 

@@ -42,7 +42,7 @@ export function recommendPhase(s: SocialState): Phase {
       const recency = RECENCY_CODE[s.cfg.recency];
       const { records } = st;
       const idx = st.idx!;
-      await records.update(world.exec, s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
+      const removed = await records.update(world.exec, s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
       await rebuildCandidates(world.exec, idx, s.posts, records, { ranker, minStep: s.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;
@@ -89,6 +89,7 @@ export function recommendPhase(s: SocialState): Phase {
           minRow: s.posts.rowsBefore(s.minStep),
           perAuthor: s.cfg.perAuthor,
           maxScan: s.cfg.maxScan,
+          removed,
           key,
         },
         s.active.length,

@@ -46,9 +46,10 @@ export class PostRecords {
 
   /**
    * Brings the records in line with the post table (static fields of new rows, here) and
-   * recomputes every base score (the `baseScores` kernel, over all rows in parallel).
+   * recomputes every base score (the `baseScores` kernel, over all rows in parallel). Returns how
+   * many posts are removed (FLAG.removed).
    */
-  async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<void> {
+  async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
     const S = this.stride;
     const D = this.dim;
     const shift = posts.base - this.base;
@@ -68,7 +69,7 @@ export class PostRecords {
       for (let d = 0; d < D; d++) this.recQ[q + d] = Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, posts.topic[r * D + d])));
     }
     this.built = posts.count;
-    await exec.run(
+    const [removed] = await exec.reduce(
       K.baseScores,
       {
         rank: c.rank as Float32Array,
@@ -77,6 +78,7 @@ export class PostRecords {
         likes: c.likes as Int32Array,
         dislikes: c.dislikes as Int32Array,
         treatVote: c.treat_vote as Int8Array,
+        flags: c.flags as Uint8Array,
         followers: o.followers,
         recF: this.recF,
         base: posts.base,
@@ -90,5 +92,6 @@ export class PostRecords {
       posts.count,
       { chunkRows: POST_CHUNK },
     );
+    return removed ?? 0;
   }
 }
