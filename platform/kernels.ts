@@ -140,6 +140,17 @@ const act = kernel(ACT, (a, start, end): number[] => {
   // Attention depends only on the post's age in steps: computed once per age and chunk (NaN: not
   // yet), for ages within the table; others directly.
   const attention = new Float64Array(ATTENTION_AGES).fill(NaN);
+  // The feed items' post fields, gathered per user before the draws (see below).
+  const gAuthor = new Int32Array(F);
+  const gStance = new Float64Array(F);
+  const gDot = new Float64Array(F);
+  const gLikes = new Int32Array(F);
+  const gDislikes = new Int32Array(F);
+  const gReposts = new Int32Array(F);
+  const gFlags = new Uint8Array(F);
+  const gTreat = new Int32Array(F);
+  const gNovelty = new Float64Array(F);
+  const gSteps = new Int32Array(F);
   let events = 0;
   for (let k = start; k < end; k++) {
     const u = a.active[k];
@@ -156,28 +167,42 @@ const act = kernel(ACT, (a, start, end): number[] => {
     let bestFollowers = -1;
     const lo = a.offsets[u];
     const deg = a.offsets[u + 1] - lo;
+    // Each item's fields sit in ten post columns, most reads missing the cache at 1M users: read
+    // in a loop of their own (no draws between them), the processor overlaps the misses.
     for (let s = 0; s < len; s++) {
-      const id = a.feed[k * F + s];
-      const r = id - a.base;
-      const au = a.author[r];
-      const agree = 1 - Math.abs(x - a.stance[r]) / 2;
+      const r = a.feed[k * F + s] - a.base;
+      gAuthor[s] = a.author[r];
+      gStance[s] = a.stance[r];
       let dot = 0;
       for (let d = 0; d < D; d++) dot += a.interest[u * D + d] * a.topic[r * D + d];
-      const m = (1 + dot) / 2;
-      const sp = Math.min(1, Math.log10(1 + a.likes[r] + 2 * a.reposts[r]) / 3);
+      gDot[s] = dot;
+      gLikes[s] = a.likes[r];
+      gDislikes[s] = a.dislikes[r];
+      gReposts[s] = a.reposts[r];
+      gFlags[s] = a.flags[r];
+      gTreat[s] = a.treatVote[r];
+      gNovelty[s] = a.novelty[r];
+      gSteps[s] = a.step - a.postStep[r];
+    }
+    for (let s = 0; s < len; s++) {
+      const id = a.feed[k * F + s];
+      const au = gAuthor[s];
+      const agree = 1 - Math.abs(x - gStance[s]) / 2;
+      const m = (1 + gDot[s]) / 2;
+      const sp = Math.min(1, Math.log10(1 + gLikes[s] + 2 * gReposts[s]) / 3);
       const followed = a.feedFlags[k * F + s] === 1;
       // Fact-check label (2) or many reports (4).
-      const flagged = (a.flags[r] & 6) !== 0;
+      const flagged = (gFlags[s] & 6) !== 0;
       const lLike = flagged ? a.labelLike : 1;
       const lShare = flagged ? a.labelReshare : 1;
       // Displayed score -> herding (follow its sign) and correction (counter a negative score).
-      let g = (a.likes[r] - a.dislikes[r] + a.treatVote[r]) / a.voteScale;
+      let g = (gLikes[s] - gDislikes[s] + gTreat[s]) / a.voteScale;
       g = g > 1 ? 1 : g < -1 ? -1 : g;
       const up = g > 0 ? 1 + a.herding * g : 1 - a.correction * g;
       const down = g < 0 ? 1 - a.herding * g : 1;
-      const nov = a.novelty[r] === 0 ? 1 : Math.exp(a.noveltyWeight * a.novelty[r]);
+      const nov = gNovelty[s] === 0 ? 1 : Math.exp(a.noveltyWeight * gNovelty[s]);
       const dis = (1 - agree) * (1 - agree) * 4;
-      const steps = a.step - a.postStep[r];
+      const steps = gSteps[s];
       let att = steps >= 0 && steps < ATTENTION_AGES ? attention[steps] : NaN;
       if (att !== att) {
         const age = (steps - 0.5) * a.stepHours;
