@@ -306,7 +306,7 @@ const baseScores = kernel(
   },
   (a, start, end): number[] => {
     const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
-    const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers };
+    const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
     const { recF: out, stride: S, base, flags } = a;
     let removed = 0;
     for (let r = start; r < end; r++) {

@@ -109,6 +109,8 @@ export interface ScoreOptions {
   tauHours: number;
   recency: number;
   followers: Int32Array;
+  /** The recency factor of the last creation step scored (x-interest); start with step NaN. */
+  recencyMemo?: { step: number; value: number };
 }
 
 /** The post columns a base score reads. */
@@ -143,8 +145,22 @@ export function rowBaseScore(c: ScoreColumns, base: number, r: number, o: ScoreO
       b = hotScore(c.likes[r] + (tv > 0 ? tv : 0), c.dislikes[r] + (tv < 0 ? -tv : 0), c.step[r] * o.stepSeconds);
       break;
     }
-    default:
-      b = xInterestBase(((o.step - c.step[r]) * o.stepSeconds) / 3600, o.followers[c.author[r]], o.recency, o.tauHours);
+    default: {
+      // R(age) x F(followers), as xInterestBase. Rows come in step order, so with a memo R is
+      // computed once per step of creation, not once per post (2.3M a step at 1M agents).
+      const st = c.step[r];
+      const memo = o.recencyMemo;
+      let rf: number;
+      if (memo && memo.step === st) rf = memo.value;
+      else {
+        rf = recencyFactor(((o.step - st) * o.stepSeconds) / 3600, o.recency, o.tauHours);
+        if (memo) {
+          memo.step = st;
+          memo.value = rf;
+        }
+      }
+      b = rf * followerFactor(o.followers[c.author[r]]);
+    }
   }
   // The downrank intervention's multiplier (1 for every other post, which keeps their scores exact).
   return m === 1 ? b : b * m;
