@@ -58,6 +58,8 @@ export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 // Worker-local scratch: a bit per user marking the current user's followees, cleared after each
 // user (125 KB at 1M users, 1.25 MB at 10M, where an int per user was 4 and 40 MB).
 let followed = new Uint8Array(0);
+// Worker-local: a bit per author of the shared out-of-network candidates (cluster lists, trending).
+let candidateAuthors = new Uint8Array(0);
 
 /**
  * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
@@ -113,9 +115,28 @@ function allowed(a: FeedArgs, u: number, r: number, seenBase: number, mutes: boo
   return true;
 }
 
+/** Sets (on) or clears the candidateAuthors bits of the cluster lists' and trending posts' authors. */
+function candidateAuthorBits(a: FeedArgs, on: boolean): void {
+  for (const list of [a.clusterPosts, a.trending]) {
+    for (let i = 0; i < list.length; i++) {
+      const id = list[i];
+      if (id < a.base || id >= a.base + a.count) continue;
+      const au = a.rec[(id - a.base) * a.stride + 2];
+      if (on) candidateAuthors[au >> 3] |= 1 << (au & 7);
+      else candidateAuthors[au >> 3] = 0;
+    }
+  }
+}
+
 const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   const n = a.latest.length;
   if (followed.length < (n + 7) >> 3) followed = new Uint8Array((n + 7) >> 3);
+  if (candidateAuthors.length < (n + 7) >> 3) candidateAuthors = new Uint8Array((n + 7) >> 3);
+  // Authors of the shared candidates: only those followees need a mark (the random ranker draws
+  // from the whole window and marks every followee).
+  const shared = a.ranker !== RANKER.random;
+  if (shared) candidateAuthorBits(a, true);
+  let marked = new Int32Array(64);
   const F = a.feedSize;
   const inIds = new Int32Array(Math.max(1, a.inNetwork));
   const inScores = new Float64Array(inIds.length);
@@ -194,10 +215,19 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     cSeen = seenBase;
     cMutes = mutes;
     if (want > 0) {
-      // Every followee, also those the in-network scan skipped: `consider` drops followed authors.
+      // Followees (also those the in-network scan skipped) that are authors of candidates:
+      // `consider` drops followed authors. Only those are marked, and cleared after the user.
+      let nm = 0;
       for (let j = lo; j < lo + deg; j++) {
         const v = a.targets[j];
+        if (shared && (candidateAuthors[v >> 3] & (1 << (v & 7))) === 0) continue;
         followed[v >> 3] |= 1 << (v & 7);
+        if (nm === marked.length) {
+          const m = new Int32Array(2 * nm);
+          m.set(marked);
+          marked = m;
+        }
+        marked[nm++] = v;
       }
       if (a.ranker === RANKER.random) {
         // The random recommender draws its candidates uniformly from the window, as OASIS's does.
@@ -218,7 +248,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
         if (id < 0) break;
         consider(id);
       }
-      for (let j = lo; j < lo + deg; j++) followed[a.targets[j] >> 3] = 0;
+      for (let i = 0; i < nm; i++) followed[marked[i] >> 3] = 0;
     }
     const fb = k * F;
     let len = 0;
@@ -241,6 +271,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     a.seenAt[u] = at;
     shown += len;
   }
+  if (shared) candidateAuthorBits(a, false);
   return [shown];
 });
 
