@@ -178,6 +178,8 @@ export function intervenePhase(s: SocialState, list: readonly Intervention[]): P
             agents++;
           }
         }
+        // The activate kernel may hold a device copy (sim-core/gpu/executor.ts).
+        world.exec.hostWrote?.(s.suspended);
         const posts = eachPost(s, (r) => s.suspended[c.author[r]] === 1 || s.suspended[c.root_author[r]] === 1, (r) => (c.flags[r] |= FLAG.removed));
         return [posts, agents];
       }
@@ -249,8 +251,10 @@ export function intervenePhase(s: SocialState, list: readonly Intervention[]): P
       for (const iv of list) at.push(stepOf(iv, world.stepSeconds));
       if (world.out) log = world.out.appender('interventions.arrow', LOG_SCHEMA(names));
     },
-    run(world, ctx) {
+    async run(world, ctx) {
       closeAssignStep();
+      // Selectors read agent columns in plain JavaScript: bring device copies back first.
+      if (at.includes(ctx.step)) await world.exec.sync?.();
       for (let i = 0; i < list.length; i++) {
         if (at[i] !== ctx.step) continue;
         const [posts, agents] = apply(world, list[i], i, ctx.step);

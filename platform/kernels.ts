@@ -1,11 +1,12 @@
 /**
- * Kernels of the social platform's heuristic phases (activate, act, exposure update), declared
+ * Kernels of the social platform's heuristic phases (activate, act, exposure update, feed mix), declared
  * with their inputs and outputs (sim-core/kernel.ts). Per-active-user kernels take rows of the
  * active list: row k writes only user active[k]'s slots. Randomness is keyed by the user's row and
  * a per-row draw number.
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { normal, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
+import { expf32 } from '../sim-core/f32math.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
 /** Action codes, as in events.arrow's `action` dictionary. */
@@ -17,23 +18,54 @@ export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(ty
  * archetype factor has a Poisson(q x h) number of sessions in a step of h hours (inverse CDF of one
  * draw, at most 255), and is online when it has at least one, so 1-hour and 15-minute steps agree
  * on sessions per day. `out` holds the count: the act kernel reads it.
+ *
+ * The arithmetic is float32, each operation rounded as the GPU's software f32 rounds it
+ * (platform/gpuKernels.ts runs this kernel on the device with the same bytes): lambda is the
+ * product in the order written, and `poissonCount32` gives the count.
  */
 const activate = kernel(
   { reads: { activity: 'f32', chronotype: 'u8', archetype: 'u16', behaviour: 'f32', profiles: 'f32', suspended: 'u8' }, writes: { out: 'u8' }, params: ['hour', 'stepHours', 'key'] },
   (a, start, end): number[] => {
-  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, stepHours, out: Out } = a;
-  const [klo, khi] = splitKey(a.key); // rowHash(klo, khi, i) / 2^32 = uniform(key, i)
+  const { activity: Act, chronotype: Chr, archetype: Arch, behaviour: B, profiles: Prof, suspended: Sus, hour, out: Out } = a;
+  const f = Math.fround;
+  const h = f(a.stepHours);
+  const [klo, khi] = splitKey(a.key); // rowHash(klo, khi, i) = hash(key, i, 0)
   let c = 0;
   for (let i = start; i < end; i++) {
-    const lambda = Act[i] * Prof[Chr[i] * 24 + hour] * B[Arch[i] * NPARAMS + P.activity] * stepHours;
+    const lambda = f(f(f(Act[i] * Prof[Chr[i] * 24 + hour]) * B[Arch[i] * NPARAMS + P.activity]) * h);
     // Suspended accounts draw too, so everyone else's draws are the same with or without a suspension.
-    const n = Sus[i] === 0 ? poissonCount(lambda, rowHash(klo, khi, i) / 4294967296) : 0;
+    const n = Sus[i] === 0 ? poissonCount32(lambda, rowHash(klo, khi, i)) : 0;
     Out[i] = n;
     if (n > 0) c++;
   }
   return [c];
   },
 );
+
+/**
+ * The Poisson(lambda) count whose float32 CDF first exceeds u = hash / 2^32 (at most 255), for a
+ * float32 lambda: p0 = expf32(-lambda), p(n) = p(n-1) x (lambda / n) and the CDF summed in float32;
+ * 0 for lambda <= 0 or NaN, 255 from lambda = 88 on (there expf32 is 0, so every CDF term is). The
+ * GPU's twin is POISSON_COUNT_WGSL (platform/gpuKernels.ts).
+ */
+export function poissonCount32(lambda: number, hash: number): number {
+  if (!(lambda > 0)) return 0;
+  if (lambda >= 88) return 255;
+  const u = hash / 4294967296;
+  // Most agents are offline in a step: expf32(-lambda) >= e^-lambda - 2e-7 >= 1 - lambda - 2e-7
+  // (f32math.ts gives its accuracy), so below this bar the count is 0 without the exp.
+  if (u < 1 - lambda - 1e-6) return 0;
+  const f = Math.fround;
+  let p = expf32(-lambda);
+  let cdf = p;
+  let n = 0;
+  while (u >= cdf && n < 255) {
+    n++;
+    p = f(p * f(lambda / n));
+    cdf = f(cdf + p);
+  }
+  return n;
+}
 
 /** The Poisson(lambda) count whose CDF first exceeds u (at most 255). */
 function poissonCount(lambda: number, u: number): number {
@@ -253,23 +285,26 @@ const act = kernel(ACT, (a, start, end): number[] => {
  * Opinion update from exposure (bounded confidence with optional backfire): an active user moves
  * toward the mean of the items it read whose stance is within its archetype's eps, at rate mu, and
  * away from the mean of items farther than `backfireDistance`, at rate `backfire`; clamped to
- * [-1, 1]. Reads only the user's own row and posts, so rows update in place. Returns feed metrics:
- * [users with a feed, items, sum |stance - opinion| before the update, in-network items, sum over
- * users of distinct clusters / items].
+ * [-1, 1]. Reads only the user's own row and posts, so rows update in place. `rowDist[k]` gets the
+ * sum of |stance - opinion| over row k's items before the update (0 without a feed), for the
+ * feed's stance-distance metric.
+ *
+ * The arithmetic is float32 in the order written, each operation rounded as the GPU's software f32
+ * rounds it (platform/gpuKernels.ts runs this kernel on the device with the same bytes).
  */
 const exposure = kernel(
-  { reads: { ...FEED_READS, stance: 'f32', cluster: 'u8', archetype: 'u16', behaviour: 'f32' }, writes: { opinion: 'f32' }, params: [...FEED_PARAMS, 'backfireDistance'] },
-  (a, start, end): number[] => {
+  { reads: { ...FEED_READS, stance: 'f32', archetype: 'u16', behaviour: 'f32' }, writes: { opinion: 'f32', rowDist: 'f32' }, params: [...FEED_PARAMS, 'backfireDistance'] },
+  (a, start, end): void => {
+  const f = Math.fround;
   const F = a.feedSize;
   const B = a.behaviour;
-  let users = 0;
-  let items = 0;
-  let dist = 0;
-  let inNet = 0;
-  let diversity = 0;
+  const far = f(a.backfireDistance);
   for (let k = start; k < end; k++) {
     const len = a.feedLen[k];
-    if (len === 0) continue;
+    if (len === 0) {
+      a.rowDist[k] = 0;
+      continue;
+    }
     const u = a.active[k];
     const pb = a.archetype[u] * NPARAMS;
     const eps = B[pb + P.eps];
@@ -278,36 +313,57 @@ const exposure = kernel(
     let np = 0;
     let push = 0;
     let nb = 0;
-    let distinct = 0;
+    let dist = 0;
     for (let s = 0; s < len; s++) {
-      const r = a.feed[k * F + s] - a.base;
-      const d = a.stance[r] - x;
+      const d = f(a.stance[a.feed[k * F + s] - a.base] - x);
       const ad = d < 0 ? -d : d;
-      dist += ad;
+      dist = f(dist + ad);
       if (ad < eps) {
-        pull += d;
+        pull = f(pull + d);
         np++;
-      } else if (ad > a.backfireDistance) {
-        push += d;
+      } else if (ad > far) {
+        push = f(push + d);
         nb++;
       }
+    }
+    let nx = x;
+    if (np > 0) nx = f(nx + f(f(B[pb + P.mu] * pull) / np));
+    if (nb > 0) nx = f(nx - f(f(B[pb + P.backfire] * push) / nb));
+    if (nx < -1) nx = -1;
+    else if (nx > 1) nx = 1;
+    a.opinion[u] = nx;
+    a.rowDist[k] = dist;
+  }
+  },
+);
+
+/**
+ * What the active users' feeds held: [users with a feed, items, in-network items, sum over users
+ * of distinct topic clusters / items].
+ */
+const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: {}, params: FEED_PARAMS }, (a, start, end): number[] => {
+  const F = a.feedSize;
+  let users = 0;
+  let items = 0;
+  let inNet = 0;
+  let diversity = 0;
+  for (let k = start; k < end; k++) {
+    const len = a.feedLen[k];
+    if (len === 0) continue;
+    let distinct = 0;
+    for (let s = 0; s < len; s++) {
       inNet += a.feedFlags[k * F + s];
-      const c = a.cluster[r];
+      const c = a.cluster[a.feed[k * F + s] - a.base];
       let seen = false;
       for (let t = 0; t < s; t++) if (a.cluster[a.feed[k * F + t] - a.base] === c) seen = true;
       if (!seen) distinct++;
     }
-    let nx = x + (np > 0 ? (B[pb + P.mu] * pull) / np : 0) - (nb > 0 ? (B[pb + P.backfire] * push) / nb : 0);
-    if (nx < -1) nx = -1;
-    else if (nx > 1) nx = 1;
-    a.opinion[u] = nx;
     users++;
     items += len;
     diversity += distinct / len;
   }
-  return [users, items, dist, inNet, diversity];
-  },
-);
+  return [users, items, inNet, diversity];
+});
 
 /**
  * Index of the prototype (topics x dim, row-major) with the largest dot product with
@@ -362,4 +418,4 @@ const postContent = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { activate, act, exposure, postContent });
+export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, postContent });

@@ -17,6 +17,8 @@ import { FLAG, KIND } from './posts.ts';
 import { addPost, mayReshare } from './newPost.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, kernels as K } from './kernels.ts';
+// The WGSL versions of those kernels, for the webgpu executor (registered on import).
+import './gpuKernels.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
@@ -152,6 +154,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
     },
     async run(world, ctx) {
+      // Reads opinions in plain JavaScript (quotes' and comments' stance): device copies come back first.
+      await world.exec.sync?.();
       const P = s.posts;
       const D = P.dim;
       const opinion = world.agents.columns.opinion as Float32Array;
@@ -304,20 +308,26 @@ export function updatePhase(s: SocialState): Phase {
     metrics: { feed_items: 'i32', feed_stance_distance: 'f64', echo_chamber_index: 'f64', feed_diversity: 'f64', in_network_share: 'f64' },
     async run(world, ctx) {
       const p = s.posts.cols;
-      const [users = 0, items = 0, dist = 0, inNet = 0, div = 0] = await world.exec.reduce(
+      const rows = s.active.length;
+      await world.exec.run(
         K.exposure,
         {
           ...feedArgs(s),
           stance: p.stance,
-          cluster: p.cluster,
           opinion: world.agents.columns.opinion,
           archetype: world.agents.columns.archetype,
           behaviour: s.behaviour.values,
           backfireDistance: s.cfg.backfireDistance,
+          rowDist: s.rowDist,
         },
-        s.active.length,
+        rows,
         { chunkRows: USER_CHUNK },
       );
+      const [users = 0, items = 0, inNet = 0, div = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster }, rows, { chunkRows: USER_CHUNK });
+      // Per-user sums, added here in user order: the same total on every backend and thread count.
+      const [rowDist] = world.exec.capture ? await world.exec.capture([s.rowDist]) : [s.rowDist];
+      let dist = 0;
+      for (let k = 0; k < rows; k++) dist += rowDist[k];
       const meanDist = items > 0 ? dist / items : 0;
       ctx.metric('feed_items', items);
       ctx.metric('feed_stance_distance', meanDist);

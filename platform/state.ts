@@ -147,6 +147,8 @@ export interface SocialState {
   feed: Int32Array;
   feedFlags: Uint8Array;
   feedLen: Uint8Array;
+  /** Per active user: sum of |stance - opinion| over its feed before the update (the exposure kernel). */
+  rowDist: Float32Array;
   evAction: Uint8Array;
   evTarget: Int32Array;
   evCount: Uint16Array;
@@ -223,6 +225,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     feed: sharedArray('i32', 0),
     feedFlags: sharedArray('u8', 0),
     feedLen: sharedArray('u8', 0),
+    rowDist: sharedArray('f32', 0),
     evAction: sharedArray('u8', 0),
     evTarget: sharedArray('i32', 0),
     evCount: sharedArray('u16', 0),
@@ -260,6 +263,7 @@ export function reserveActive(s: SocialState, active: number): void {
   s.feed = sharedArray('i32', cap * s.cfg.feedSize);
   s.feedFlags = sharedArray('u8', cap * s.cfg.feedSize);
   s.feedLen = sharedArray('u8', cap);
+  s.rowDist = sharedArray('f32', cap);
   s.evAction = sharedArray('u8', cap * s.maxEvents);
   s.evTarget = sharedArray('i32', cap * s.maxEvents);
   s.evCount = sharedArray('u16', cap);

@@ -103,6 +103,11 @@ export interface Executor {
    * with the next kernels). Executors without it hold every array on the host.
    */
   capture?(arrays: readonly TypedArray[]): Promise<TypedArray[]>;
+  /**
+   * The host wrote `array` outside kernels (an intervention's plain JavaScript): an executor that
+   * keeps a device copy drops it. Code that writes an array a kernel has used calls this after.
+   */
+  hostWrote?(array: TypedArray): void;
   close(): Promise<void>;
 }
 

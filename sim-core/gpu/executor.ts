@@ -15,7 +15,8 @@
  * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
  * runner's snapshots);
  * arrays are written on the host only before their first kernel, or between kernels through
- * `hostWrote(array)`, which drops the device copy. Phases that write columns in plain JavaScript
+ * `hostWrote(array)`, which drops the device copy (a call's `hostTables`, small parameter tables
+ * the host rewrites at will, are uploaded at every call instead). Phases that write columns in plain JavaScript
  * after a GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on
  * both backends) catch a phase that does not.
  */
@@ -189,11 +190,16 @@ export class GpuExecutor implements Executor {
     return out;
   }
 
-  private pipeline(shader: string): GPUComputePipeline {
+  /** The pipeline of a shader, compiled once; a shader that does not compile throws here. */
+  private async pipeline(shader: string): Promise<GPUComputePipeline> {
     let p = this.pipelines.get(shader);
     if (!p) {
-      const module = this.gpu.device.createShaderModule({ code: shader });
-      p = this.gpu.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      const { device } = this.gpu;
+      device.pushErrorScope('validation');
+      const module = device.createShaderModule({ code: shader });
+      p = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      const err = await device.popErrorScope();
+      if (err) throw new Error(`a WGSL kernel failed to compile: ${err.message}`);
       this.pipelines.set(shader, p);
     }
     return p;
@@ -209,6 +215,10 @@ export class GpuExecutor implements Executor {
     const ub = device.createBuffer({ size: uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(ub, 0, uniform);
     const buffers: Array<GPUBuffer | GPUBufferBinding> = [];
+    for (const t of call.hostTables ?? []) {
+      const r = this.resident.get(t);
+      if (r) r.device = false;
+    }
     for (const x of call.arrays) {
       if (!isSplit(x)) {
         buffers.push(this.toDevice(x));
@@ -227,7 +237,7 @@ export class GpuExecutor implements Executor {
       result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       buffers.push(result);
     }
-    device.queue.submit([encodePass(device, this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
+    device.queue.submit([encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
     ub.destroy();
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;

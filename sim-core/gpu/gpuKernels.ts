@@ -40,6 +40,13 @@ export interface GpuCall {
   arrays: Array<TypedArray | Split>;
   /** Those of `arrays` the shader writes. */
   writes: TypedArray[];
+  /**
+   * Arrays among `arrays` that the host may rewrite between kernels without telling the executor:
+   * uploaded at every call. The behaviour table (interventions and archetype rounds change it) and,
+   * until the apply phase runs on the device, the post table's columns (platform/gpuKernels.ts).
+   * The shader must not write them.
+   */
+  hostTables?: TypedArray[];
   /** A result buffer of this many u32 words, bound last (zeroed), read back and passed to finish. */
   resultWords?: number;
   finish?: (words: number[]) => number[];
@@ -82,6 +89,28 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   const fits = (x: TypedArray | Split) =>
     isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
   return call.arrays.every(fits) ? call : undefined;
+}
+
+/** What a kernel's WGSL builder gets besides its arguments: how CSR targets are split. */
+export interface SplitPlan {
+  /** Bytes of each range of a split array. */
+  partBytes: number;
+  /** Ranges a split array is bound as (splitParts of the adapter). */
+  parts: number;
+}
+
+/** Builds a kernel's GPU call, or returns undefined to keep that call on the CPU. */
+export type GpuBuilder = (a: Record<string, unknown>, rows: number, plan: SplitPlan) => GpuCall | undefined;
+
+const registered = new Map<string, GpuBuilder>();
+const keyOfKernel = (k: { name: string; module: string }) => `${k.module}#${k.name}`;
+
+/**
+ * Declares the WGSL version of a kernel declared outside sim-core (the platform's kernels register
+ * theirs in platform/gpuKernels.ts), so that gpuKernelFor finds it like the core kernels below.
+ */
+export function registerGpuKernel(decl: { name: string; module: string }, build: GpuBuilder): void {
+  registered.set(keyOfKernel(decl), build);
 }
 
 export const isSplit = (x: TypedArray | Split): x is Split => 'split' in x;
@@ -148,5 +177,5 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     if (!(x instanceof Float32Array && out instanceof Float32Array) || x === out || !finite32(a.mu) || Number.isNaN(a.eps)) return undefined;
     return { shader: BOUNDED_STEP_F32_WGSL, gridRows: rows, params: [f32Bits(a.eps as number), f32Bits(a.mu as number)], arrays: [x, partner, out], writes: [out] };
   }
-  return undefined;
+  return registered.get(keyOfKernel(k))?.(a, rows, { partBytes, parts });
 }

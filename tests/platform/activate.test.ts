@@ -7,6 +7,9 @@ import { heuristicBehaviour } from '../../platform/behaviour.ts';
 import { synthesizePopulation, HOURLY_PROFILES } from '../../population/synthesize.ts';
 import { activatePhase } from '../../platform/phases.ts';
 import { createSocialState, socialConfig } from '../../platform/state.ts';
+import { poissonCount32 } from '../../platform/kernels.ts';
+import { expf32 } from '../../sim-core/f32math.ts';
+import { hash } from '../../sim-core/rng.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());
@@ -46,5 +49,45 @@ describe('activity clock', () => {
         expect(Math.abs(sessions - sessionsMean), `sessions ${sessions} vs ${sessionsMean.toFixed(1)}`).toBeLessThan(4 * Math.sqrt(sessionsMean));
       }
     }
+  });
+});
+
+/** poissonCount32 without its shortcuts: the float32 CDF walked from 0. */
+function walked(lambda: number, h: number): number {
+  const f = Math.fround;
+  if (!(lambda > 0)) return 0;
+  const u = h / 2 ** 32;
+  let p = expf32(-lambda);
+  let cdf = p;
+  let n = 0;
+  while (u >= cdf && n < 255) {
+    n++;
+    p = f(p * f(lambda / n));
+    cdf = f(cdf + p);
+  }
+  return n;
+}
+
+describe('session counts in float32', () => {
+  it("poissonCount32's shortcuts (no exp below 1 - lambda - 1e-6; 255 from lambda = 88) change no count", () => {
+    const lambdas: number[] = [0, -1, NaN, 2 ** -149, 1e-9, 87.3, 87.4, 87.99, 88, 1000];
+    for (let i = 0; i < 3000; i++) lambdas.push(Math.fround(10 ** (-8 + (9 * hash(5, i)) / 2 ** 32)));
+    let checked = 0;
+    for (const [j, lambda] of lambdas.entries()) {
+      // Draws at the shortcut's bar, at the first CDF value and at random.
+      const bar = Math.floor((1 - lambda - 1e-6) * 2 ** 32);
+      const first = Math.ceil(expf32(-lambda) * 2 ** 32);
+      const hs = [0, 2 ** 32 - 1, bar - 1, bar, bar + 1, first - 1, first, first + 1];
+      for (let d = 0; d < 30; d++) hs.push(hash(6, j, d));
+      for (const h of hs) {
+        if (!(h >= 0 && h < 2 ** 32)) continue;
+        const want = lambda >= 88 ? 255 : walked(lambda, h);
+        expect(poissonCount32(lambda, h), `lambda ${lambda}, hash ${h}`).toBe(want);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100_000);
+    // Past 87.34 expf32 is 0, so the walk itself reaches 255: the shortcut only saves the loop.
+    expect(walked(87.99, 0)).toBe(255);
   });
 });

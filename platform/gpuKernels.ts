@@ -1,0 +1,203 @@
+/**
+ * WGSL versions of the social platform's kernels (platform/kernels.ts), registered with the webgpu
+ * executor (sim-core/gpu/gpuKernels.ts `registerGpuKernel`; phases.ts imports this module). Each
+ * has its CPU declaration's contract and gives the same bytes: draws compare the counter hash
+ * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
+ * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
+ *
+ * On the device so far: `activate` and `exposure`. The social step's other kernels (recommend and
+ * its per-post passes, act, feedMix, postContent) run on the CPU under `--backend webgpu`.
+ *
+ * The post table's columns are written by the apply phase in plain JavaScript every step, so a
+ * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the
+ * device.
+ */
+import { registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
+import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
+import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
+import { SOFTMATH_WGSL } from '../sim-core/gpu/softmath.wgsl.ts';
+import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
+import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
+import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
+import { NPARAMS, P } from './behaviour.ts';
+import { kernels as K } from './kernels.ts';
+
+/**
+ * `uniform < x` for uniform = hash / 2^32 and an f32 x (bits), exactly, as the CPU compares the
+ * two doubles: never for x <= 0, always for x >= 1 or NaN (the CPU's `u >= NaN` is false), else
+ * hash < ceil(x 2^32), computed from x's significand and exponent.
+ */
+export const UNIFORM_BELOW_WGSL = /* wgsl */ `
+fn uniform_below(h: u32, x: u32) -> bool {
+  if ((x & F_ABS) > 0x7f800000u) { return true; }
+  if ((x & F_SIGN) != 0u || x == 0u) { return false; }
+  if (x >= 0x3f800000u) { return true; }
+  // x 2^32 = m 2^k: a normal x has its hidden bit and k = e - 118, a subnormal k = -117.
+  let e = i32(x >> 23u);
+  var m = x & 0x7fffffu;
+  var k = -117;
+  if (e != 0) {
+    m = m | 0x800000u;
+    k = e - 118;
+  }
+  // e <= 126 here, so k <= 8 and m 2^k < 2^32.
+  if (k >= 0) { return h < (m << u32(k)); }
+  let s = u32(-k);
+  if (s >= 32u) { return h < 1u; }
+  let t = (m >> s) + select(0u, 1u, (m & ((1u << s) - 1u)) != 0u);
+  return h < t;
+}`;
+
+/** poissonCount32 of platform/kernels.ts for an f32 lambda (bits) and the draw's hash. */
+export const POISSON_COUNT_WGSL = /* wgsl */ `
+${UNIFORM_BELOW_WGSL}
+const F_88 = ${f32Bits(88)}u;
+fn poisson_count(lambda: u32, h: u32) -> u32 {
+  // Not > 0: NaN, a zero or a negative value.
+  if ((lambda & F_ABS) > 0x7f800000u || (lambda & F_SIGN) != 0u || lambda == 0u) { return 0u; }
+  // Positive f32 bits order as their values.
+  if (lambda >= F_88) { return 255u; }
+  var p = f_exp(lambda ^ F_SIGN);
+  var cdf = p;
+  var n = 0u;
+  while (n < 255u && !uniform_below(h, cdf)) {
+    n++;
+    p = f_mul(p, f_div(lambda, f_from_u32(n)));
+    cdf = f_add(cdf, p);
+  }
+  return n;
+}`;
+
+/**
+ * activate: out[i] = sessions of agent i this step (0 when suspended), four rows to a word (u8
+ * columns are packed so; the grid runs over words, and the last word's spare bytes are written 0).
+ * Parameters: n, hour, stepHours as f32 bits, the key's two words. Result word: agents online.
+ */
+export const ACTIVATE_WGSL = /* wgsl */ `
+${RNG_WGSL}
+${SOFTFLOAT_WGSL}
+${SOFTMATH_WGSL}
+${POISSON_COUNT_WGSL}
+struct Params { rows: u32, stride: u32, n: u32, hour: u32, step_hours: u32, key_lo: u32, key_hi: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> activity: array<u32>;
+@group(0) @binding(2) var<storage, read> chronotype: array<u32>;
+@group(0) @binding(3) var<storage, read> archetype: array<u32>;
+@group(0) @binding(4) var<storage, read> behaviour: array<u32>;
+@group(0) @binding(5) var<storage, read> profiles: array<u32>;
+@group(0) @binding(6) var<storage, read> suspended: array<u32>;
+@group(0) @binding(7) var<storage, read_write> out: array<u32>;
+@group(0) @binding(8) var<storage, read_write> result: array<atomic<u32>>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var word = 0u;
+  var online = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let i = v * 4u + b;
+    if (i >= p.n) { break; }
+    let shift = b * 8u;
+    let chr = (chronotype[i >> 2u] >> shift) & 0xffu;
+    let arch = (archetype[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
+    let lambda = f_mul(f_mul(f_mul(activity[i], profiles[chr * 24u + p.hour]), behaviour[arch * ${NPARAMS}u + ${P.activity}u]), p.step_hours);
+    var n = 0u;
+    if (((suspended[i >> 2u] >> shift) & 0xffu) == 0u) { n = poisson_count(lambda, rng_hash(p.key_lo, p.key_hi, i, 0u)); }
+    word = word | (n << shift);
+    if (n > 0u) { online++; }
+  }
+  out[v] = word;
+  if (online > 0u) { atomicAdd(&result[0], online); }
+}`;
+
+registerGpuKernel(K.activate, (a, rows) => {
+  const { activity, chronotype, archetype, behaviour, profiles, suspended, out } = a as Record<string, ArrayBufferView>;
+  const stepHours = Math.fround(a.stepHours as number);
+  const typed =
+    activity instanceof Float32Array && chronotype instanceof Uint8Array && archetype instanceof Uint16Array && behaviour instanceof Float32Array && profiles instanceof Float32Array && suspended instanceof Uint8Array && out instanceof Uint8Array;
+  // The whole-word writes need out to end with the rows; the software f32 takes finite values.
+  if (!typed || out.length !== rows || !Number.isFinite(stepHours)) return undefined;
+  return {
+    shader: ACTIVATE_WGSL,
+    gridRows: Math.ceil(rows / 4),
+    params: [rows, a.hour as number, f32Bits(stepHours), ...keyWords(a.key as number)],
+    arrays: [activity, chronotype, archetype, behaviour, profiles, suspended, out],
+    writes: [out],
+    hostTables: [behaviour],
+    resultWords: 1,
+  };
+});
+
+/**
+ * exposure: one invocation per active user k (row), as the CPU declaration: the bounded-confidence
+ * pull and backfire push over its feed in float32, opinion[active[k]] updated in place (users are
+ * distinct, so rows write different words) and rowDist[k] the sum of distances. Parameters:
+ * feedSize, base, backfireDistance as f32 bits.
+ */
+export const EXPOSURE_WGSL = /* wgsl */ `
+${RNG_WGSL}
+${SOFTFLOAT_WGSL}
+const F_ONE = 0x3f800000u;
+struct Params { rows: u32, stride: u32, feed_size: u32, base: u32, far: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> active_rows: array<i32>;
+@group(0) @binding(2) var<storage, read> feed: array<i32>;
+@group(0) @binding(3) var<storage, read> feed_len: array<u32>;
+@group(0) @binding(4) var<storage, read> stance: array<u32>;
+@group(0) @binding(5) var<storage, read> archetype: array<u32>;
+@group(0) @binding(6) var<storage, read> behaviour: array<u32>;
+@group(0) @binding(7) var<storage, read_write> opinion: array<u32>;
+@group(0) @binding(8) var<storage, read_write> row_dist: array<u32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  let len = (feed_len[v >> 2u] >> ((v & 3u) * 8u)) & 0xffu;
+  if (len == 0u) {
+    row_dist[v] = 0u;
+    return;
+  }
+  let u = u32(active_rows[v]);
+  let pb = ((archetype[u >> 1u] >> ((u & 1u) * 16u)) & 0xffffu) * ${NPARAMS}u;
+  let eps = behaviour[pb + ${P.eps}u];
+  let x = opinion[u];
+  var pull = 0u;
+  var np = 0u;
+  var push = 0u;
+  var nb = 0u;
+  var dist = 0u;
+  for (var s = 0u; s < len; s++) {
+    let r = u32(feed[v * p.feed_size + s]) - p.base;
+    let d = f_sub(stance[r], x);
+    // |d| as the CPU takes it: a negative d flips its sign, -0 stays.
+    let ad = select(d, d ^ F_SIGN, f_lt(d, 0u));
+    dist = f_add(dist, ad);
+    if (f_lt(ad, eps)) {
+      pull = f_add(pull, d);
+      np++;
+    } else if (f_lt(p.far, ad)) {
+      push = f_add(push, d);
+      nb++;
+    }
+  }
+  var nx = x;
+  if (np > 0u) { nx = f_add(nx, f_div(f_mul(behaviour[pb + ${P.mu}u], pull), f_from_u32(np))); }
+  if (nb > 0u) { nx = f_sub(nx, f_div(f_mul(behaviour[pb + ${P.backfire}u], push), f_from_u32(nb))); }
+  if (f_lt(nx, F_ONE | F_SIGN)) { nx = F_ONE | F_SIGN; } else if (f_lt(F_ONE, nx)) { nx = F_ONE; }
+  opinion[u] = nx;
+  row_dist[v] = dist;
+}`;
+
+registerGpuKernel(K.exposure, (a, rows) => {
+  const { active, feed, feedLen, stance, archetype, behaviour, opinion, rowDist } = a as Record<string, ArrayBufferView>;
+  const far = Math.fround(a.backfireDistance as number);
+  const typed =
+    active instanceof Int32Array && feed instanceof Int32Array && feedLen instanceof Uint8Array && stance instanceof Float32Array && archetype instanceof Uint16Array && behaviour instanceof Float32Array && opinion instanceof Float32Array && rowDist instanceof Float32Array;
+  if (!typed || rowDist.length < rows || Number.isNaN(far)) return undefined;
+  return {
+    shader: EXPOSURE_WGSL,
+    gridRows: rows,
+    params: [a.feedSize as number, a.base as number, f32Bits(far)],
+    arrays: [active, feed, feedLen, stance, archetype, behaviour, opinion, rowDist],
+    writes: [opinion, rowDist],
+    hostTables: [behaviour, stance],
+  };
+});
