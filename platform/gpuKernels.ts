@@ -5,8 +5,8 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate` and `exposure`. The social step's other kernels (recommend and
- * its per-post passes, act, feedMix, postContent) run on the CPU under `--backend webgpu`.
+ * On the device so far: `activate`, `exposure` and `feedMix`. The social step's other kernels
+ * (recommend and its per-post passes, act, postContent) run on the CPU under `--backend webgpu`.
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step, so a
  * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the
@@ -199,5 +199,69 @@ registerGpuKernel(K.exposure, (a, rows) => {
     arrays: [active, feed, feedLen, stance, archetype, behaviour, opinion, rowDist],
     writes: [opinion, rowDist],
     hostTables: [behaviour, stance],
+  };
+});
+
+/**
+ * feedMix: one invocation per word of four rows (rowDistinct is u8, packed four rows to a word;
+ * bytes past the last row keep their value): in-network items and distinct clusters per row, and
+ * the totals as result words [users, items, in-network items]. Parameters: n, feedSize, base.
+ */
+export const FEED_MIX_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32, feed_size: u32, base: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> feed: array<i32>;
+@group(0) @binding(2) var<storage, read> feed_flags: array<u32>;
+@group(0) @binding(3) var<storage, read> feed_len: array<u32>;
+@group(0) @binding(4) var<storage, read> cluster: array<u32>;
+@group(0) @binding(5) var<storage, read_write> row_distinct: array<u32>;
+@group(0) @binding(6) var<storage, read_write> result: array<atomic<u32>>;
+fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
+fn cluster_of(k: u32, s: u32) -> u32 {
+  let r = u32(feed[k * p.feed_size + s]) - p.base;
+  return byte_of(cluster[r >> 2u], r);
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var word = row_distinct[v];
+  var users = 0u;
+  var items = 0u;
+  var in_net = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let k = v * 4u + b;
+    if (k >= p.n) { break; }
+    let len = byte_of(feed_len[k >> 2u], k);
+    var distinct = 0u;
+    for (var s = 0u; s < len; s++) {
+      let j = k * p.feed_size + s;
+      in_net += byte_of(feed_flags[j >> 2u], j);
+      let c = cluster_of(k, s);
+      var seen = false;
+      for (var t = 0u; t < s; t++) { if (cluster_of(k, t) == c) { seen = true; } }
+      if (!seen) { distinct++; }
+    }
+    word = (word & ~(0xffu << (b * 8u))) | (distinct << (b * 8u));
+    if (len > 0u) { users++; }
+    items += len;
+  }
+  row_distinct[v] = word;
+  if (users > 0u) { atomicAdd(&result[0], users); }
+  if (items > 0u) { atomicAdd(&result[1], items); }
+  if (in_net > 0u) { atomicAdd(&result[2], in_net); }
+}`;
+
+registerGpuKernel(K.feedMix, (a, rows) => {
+  const { feed, feedFlags, feedLen, cluster, rowDistinct } = a as Record<string, ArrayBufferView>;
+  const typed = feed instanceof Int32Array && feedFlags instanceof Uint8Array && feedLen instanceof Uint8Array && cluster instanceof Uint8Array && rowDistinct instanceof Uint8Array;
+  if (!typed || rowDistinct.length < rows) return undefined;
+  return {
+    shader: FEED_MIX_WGSL,
+    gridRows: Math.ceil(rows / 4),
+    params: [rows, a.feedSize as number, a.base as number],
+    arrays: [feed, feedFlags, feedLen, cluster, rowDistinct],
+    writes: [rowDistinct],
+    hostTables: [cluster],
+    resultWords: 3,
   };
 });

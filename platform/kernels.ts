@@ -338,18 +338,17 @@ const exposure = kernel(
 );
 
 /**
- * What the active users' feeds held: [users with a feed, items, in-network items, sum over users
- * of distinct topic clusters / items].
+ * What the active users' feeds held: returns [users with a feed, items, in-network items], and
+ * rowDistinct[k] gets the number of distinct topic clusters among row k's items (0 without a
+ * feed), for the diversity metric (summed on the host in user order).
  */
-const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: {}, params: FEED_PARAMS }, (a, start, end): number[] => {
+const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: { rowDistinct: 'u8' }, params: FEED_PARAMS }, (a, start, end): number[] => {
   const F = a.feedSize;
   let users = 0;
   let items = 0;
   let inNet = 0;
-  let diversity = 0;
   for (let k = start; k < end; k++) {
     const len = a.feedLen[k];
-    if (len === 0) continue;
     let distinct = 0;
     for (let s = 0; s < len; s++) {
       inNet += a.feedFlags[k * F + s];
@@ -358,11 +357,11 @@ const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: {}, pa
       for (let t = 0; t < s; t++) if (a.cluster[a.feed[k * F + t] - a.base] === c) seen = true;
       if (!seen) distinct++;
     }
-    users++;
+    a.rowDistinct[k] = distinct;
+    if (len > 0) users++;
     items += len;
-    diversity += distinct / len;
   }
-  return [users, items, inNet, diversity];
+  return [users, items, inNet];
 });
 
 /**

@@ -323,11 +323,15 @@ export function updatePhase(s: SocialState): Phase {
         rows,
         { chunkRows: USER_CHUNK },
       );
-      const [users = 0, items = 0, inNet = 0, div = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster }, rows, { chunkRows: USER_CHUNK });
-      // Per-user sums, added here in user order: the same total on every backend and thread count.
-      const [rowDist] = world.exec.capture ? await world.exec.capture([s.rowDist]) : [s.rowDist];
+      const [users = 0, items = 0, inNet = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster, rowDistinct: s.rowDistinct }, rows, { chunkRows: USER_CHUNK });
+      // Per-user values, added here in user order: the same totals on every backend and thread count.
+      const [rowDist, rowDistinct] = world.exec.capture ? await world.exec.capture([s.rowDist, s.rowDistinct]) : [s.rowDist, s.rowDistinct];
       let dist = 0;
-      for (let k = 0; k < rows; k++) dist += rowDist[k];
+      let div = 0;
+      for (let k = 0; k < rows; k++) {
+        dist += rowDist[k];
+        if (s.feedLen[k] > 0) div += rowDistinct[k] / s.feedLen[k];
+      }
       const meanDist = items > 0 ? dist / items : 0;
       ctx.metric('feed_items', items);
       ctx.metric('feed_stance_distance', meanDist);

@@ -149,6 +149,8 @@ export interface SocialState {
   feedLen: Uint8Array;
   /** Per active user: sum of |stance - opinion| over its feed before the update (the exposure kernel). */
   rowDist: Float32Array;
+  /** Per active user: distinct topic clusters in its feed (the feedMix kernel). */
+  rowDistinct: Uint8Array;
   evAction: Uint8Array;
   evTarget: Int32Array;
   evCount: Uint16Array;
@@ -226,6 +228,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     feedFlags: sharedArray('u8', 0),
     feedLen: sharedArray('u8', 0),
     rowDist: sharedArray('f32', 0),
+    rowDistinct: sharedArray('u8', 0),
     evAction: sharedArray('u8', 0),
     evTarget: sharedArray('i32', 0),
     evCount: sharedArray('u16', 0),
@@ -264,6 +267,7 @@ export function reserveActive(s: SocialState, active: number): void {
   s.feedFlags = sharedArray('u8', cap * s.cfg.feedSize);
   s.feedLen = sharedArray('u8', cap);
   s.rowDist = sharedArray('f32', cap);
+  s.rowDistinct = sharedArray('u8', cap);
   s.evAction = sharedArray('u8', cap * s.maxEvents);
   s.evTarget = sharedArray('i32', cap * s.maxEvents);
   s.evCount = sharedArray('u16', cap);

@@ -13,7 +13,8 @@
  *   of softfloat.wgsl.ts takes finite f32 values);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
  *   bound as up to splitParts() ranges of one buffer (kernels.wgsl.ts), as long as that buffer is
- *   within the adapter's largest buffer.
+ *   within the adapter's largest buffer;
+ * - a call with more storage bindings than the adapter allows per shader.
  */
 import type { AnyKernel } from '../kernel.ts';
 import { kernels as core } from '../kernels.ts';
@@ -88,7 +89,9 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   if (!call) return undefined;
   const fits = (x: TypedArray | Split) =>
     isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
-  return call.arrays.every(fits) ? call : undefined;
+  // A shader with more storage bindings than the adapter allows would not compile.
+  const bindings = call.arrays.reduce((n, x) => n + (isSplit(x) ? x.parts : 1), call.resultWords ? 1 : 0);
+  return bindings <= gpu.limits.maxStorageBuffersPerShaderStage && call.arrays.every(fits) ? call : undefined;
 }
 
 /** What a kernel's WGSL builder gets besides its arguments: how CSR targets are split. */

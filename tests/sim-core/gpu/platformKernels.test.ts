@@ -182,4 +182,48 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       await inner.close();
     }
   });
+
+  it('feedMix through the executor: the same distinct clusters per row (bytes past the rows kept) and totals', async () => {
+    const rows = 30_001;
+    const F = 12;
+    const posts = 20_000;
+    const base = 123;
+    const cluster = sharedArray('u8', posts);
+    for (let i = 0; i < posts; i++) cluster[i] = hash(31, i) % 9;
+    const feed = sharedArray('i32', rows * F);
+    const feedFlags = sharedArray('u8', rows * F);
+    const feedLen = sharedArray('u8', rows);
+    for (let k = 0; k < rows; k++) {
+      feedLen[k] = hash(32, k) % 5 === 0 ? 0 : 1 + (hash(32, k, 1) % F);
+      for (let s = 0; s < F; s++) {
+        feed[k * F + s] = base + (hash(33, k, s) % posts);
+        feedFlags[k * F + s] = hash(33, k, s + F) & 1;
+      }
+    }
+    const active = sharedArray('i32', rows);
+    const args = { active, feed, feedFlags, feedLen, feedSize: F, base, cluster };
+    const cpu = createExecutor(2);
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, inner);
+    try {
+      const fill = () => {
+        const a = sharedArray('u8', rows + 3);
+        a.fill(0xee);
+        return a;
+      };
+      const mine = fill();
+      const theirs = fill();
+      const want = await cpu.reduce(K.feedMix, { ...args, rowDistinct: mine }, rows, { chunkRows: 4096 });
+      const got = await exec.reduce(K.feedMix, { ...args, rowDistinct: theirs }, rows, { chunkRows: 4096 });
+      await exec.sync();
+      expect(got).toEqual(want);
+      expect(want[0]).toBeGreaterThan(rows / 2);
+      expect(Buffer.from(theirs.buffer).equals(Buffer.from(mine.buffer))).toBe(true);
+      expect(mine[rows]).toBe(0xee);
+      expect(exec.counts.gpu.get('feedMix')).toBe(1);
+    } finally {
+      await cpu.close();
+      await inner.close();
+    }
+  });
 });
