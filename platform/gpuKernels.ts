@@ -5,8 +5,8 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate`, `exposure` and `feedMix`. The social step's other kernels
- * (recommend and its per-post passes, act, postContent) run on the CPU under `--backend webgpu`.
+ * On the device so far: `activate`, `exposure`, `feedMix` and `postContent`. The social step's
+ * other kernels (recommend and its per-post passes, act) run on the CPU under `--backend webgpu`.
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step, so a
  * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the
@@ -20,7 +20,7 @@ import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
 import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
 import { NPARAMS, P } from './behaviour.ts';
-import { kernels as K } from './kernels.ts';
+import { A, STANCE_NOISE, TOPIC_NOISE, kernels as K } from './kernels.ts';
 
 /**
  * `uniform < x` for uniform = hash / 2^32 and an f32 x (bits), exactly, as the CPU compares the
@@ -263,5 +263,90 @@ registerGpuKernel(K.feedMix, (a, rows) => {
     writes: [rowDistinct],
     hostTables: [cluster],
     resultWords: 3,
+  };
+});
+
+/**
+ * postContent: one invocation per word of four active rows (cluster is u8, packed four rows to a
+ * word; rows without a post keep their byte): for a row with a post event, the topic (interest
+ * plus noise, normalised), the stance and the nearest prototype, in the CPU declaration's float32
+ * order. Parameters: n, dim, topics, maxEvents, the key's two words.
+ */
+export const POST_CONTENT_WGSL = /* wgsl */ `
+${RNG_WGSL}
+${SOFTFLOAT_WGSL}
+${SOFTMATH_WGSL}
+const F_TOPIC_NOISE = ${f32Bits(TOPIC_NOISE)}u;
+const F_STANCE_NOISE = ${f32Bits(STANCE_NOISE)}u;
+struct Params { rows: u32, stride: u32, n: u32, dim: u32, topics: u32, max_events: u32, key_lo: u32, key_hi: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> active_rows: array<i32>;
+@group(0) @binding(2) var<storage, read> ev_action: array<u32>;
+@group(0) @binding(3) var<storage, read> ev_count: array<u32>;
+@group(0) @binding(4) var<storage, read> interest: array<u32>;
+@group(0) @binding(5) var<storage, read> opinion: array<u32>;
+@group(0) @binding(6) var<storage, read> prototypes: array<u32>;
+@group(0) @binding(7) var<storage, read_write> topic: array<u32>;
+@group(0) @binding(8) var<storage, read_write> stance: array<u32>;
+@group(0) @binding(9) var<storage, read_write> cluster: array<u32>;
+// normal32(key, u, d) of sim-core/rng.ts.
+fn normal(u: u32, d: u32) -> u32 {
+  return f_normal_from_hashes(rng_hash(p.key_lo, p.key_hi, u, 2u * d), rng_hash(p.key_lo, p.key_hi, u, 2u * d + 1u));
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var cw = cluster[v];
+  for (var b = 0u; b < 4u; b++) {
+    let k = v * 4u + b;
+    if (k >= p.n) { break; }
+    let count = (ev_count[k >> 1u] >> ((k & 1u) * 16u)) & 0xffffu;
+    var posts = false;
+    for (var e = 0u; e < count && !posts; e++) {
+      let j = k * p.max_events + e;
+      posts = ((ev_action[j >> 2u] >> ((j & 3u) * 8u)) & 0xffu) == ${A.post}u;
+    }
+    if (!posts) { continue; }
+    let u = u32(active_rows[k]);
+    let t0 = k * p.dim;
+    var norm = 0u;
+    for (var d = 0u; d < p.dim; d++) {
+      let x = f_add(interest[u * p.dim + d], f_mul(F_TOPIC_NOISE, normal(u, d + 1u)));
+      topic[t0 + d] = x;
+      norm = f_add(norm, f_mul(x, x));
+    }
+    norm = f_sqrt(norm);
+    // The CPU's \`sqrt || 1\`: a zero (or NaN) norm divides by 1.
+    if ((norm & F_ABS) == 0u || (norm & F_ABS) > 0x7f800000u) { norm = F_ONE; }
+    for (var d = 0u; d < p.dim; d++) { topic[t0 + d] = f_div(topic[t0 + d], norm); }
+    var st = f_add(opinion[u], f_mul(F_STANCE_NOISE, normal(u, 0u)));
+    if (f_lt(st, F_ONE | F_SIGN)) { st = F_ONE | F_SIGN; } else if (f_lt(F_ONE, st)) { st = F_ONE; }
+    stance[k] = st;
+    var best = 0u;
+    var best_dot = 0xff800000u;
+    for (var t = 0u; t < p.topics; t++) {
+      var dot = 0u;
+      for (var d = 0u; d < p.dim; d++) { dot = f_add(dot, f_mul(topic[t0 + d], prototypes[t * p.dim + d])); }
+      if (f_lt(best_dot, dot)) {
+        best_dot = dot;
+        best = t;
+      }
+    }
+    cw = (cw & ~(0xffu << (b * 8u))) | (best << (b * 8u));
+  }
+  cluster[v] = cw;
+}`;
+
+registerGpuKernel(K.postContent, (a, rows) => {
+  const { active, evAction, evCount, interest, opinion, prototypes, topic, stance, cluster } = a as Record<string, ArrayBufferView>;
+  const typed =
+    active instanceof Int32Array && evAction instanceof Uint8Array && evCount instanceof Uint16Array && interest instanceof Float32Array && opinion instanceof Float32Array && prototypes instanceof Float32Array && topic instanceof Float32Array && stance instanceof Float32Array && cluster instanceof Uint8Array;
+  if (!typed || cluster.length < rows || stance.length < rows || (a.topics as number) > 256) return undefined;
+  return {
+    shader: POST_CONTENT_WGSL,
+    gridRows: Math.ceil(rows / 4),
+    params: [rows, a.dim as number, a.topics as number, a.maxEvents as number, ...keyWords(a.key as number)],
+    arrays: [active, evAction, evCount, interest, opinion, prototypes, topic, stance, cluster],
+    writes: [topic, stance, cluster],
   };
 });

@@ -5,8 +5,8 @@
  * a per-row draw number.
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
-import { normal, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
-import { expf32 } from '../sim-core/f32math.ts';
+import { normal32, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
+import { expf32, sqrtf32 } from '../sim-core/f32math.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
 /** Action codes, as in events.arrow's `action` dictionary. */
@@ -366,14 +366,16 @@ const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: { rowD
 
 /**
  * Index of the prototype (topics x dim, row-major) with the largest dot product with
- * v[off .. off + dim); ties keep the lower index.
+ * v[off .. off + dim); ties keep the lower index. The dot products are summed in float32, in
+ * order, as the GPU's postContent computes them (platform/gpuKernels.ts).
  */
 export function nearestPrototype(prototypes: Float32Array, topics: number, dim: number, v: ArrayLike<number>, off: number): number {
+  const f = Math.fround;
   let best = 0;
   let bestDot = -Infinity;
   for (let t = 0; t < topics; t++) {
     let dot = 0;
-    for (let d = 0; d < dim; d++) dot += v[off + d] * prototypes[t * dim + d];
+    for (let d = 0; d < dim; d++) dot = f(dot + f(v[off + d] * prototypes[t * dim + d]));
     if (dot > bestDot) {
       bestDot = dot;
       best = t;
@@ -382,22 +384,30 @@ export function nearestPrototype(prototypes: Float32Array, topics: number, dim: 
   return best;
 }
 
+/** Standard deviations of the noise on a new post's topic components and on its stance. */
+export const TOPIC_NOISE = 0.3;
+export const STANCE_NOISE = 0.1;
+
 /**
  * The content of the original posts an active user makes this step (the act kernel's `post`
  * events), computed here in parallel for the apply phase, which adds the posts in user order: the
- * topic, the user's interest plus N(0, 0.3^2) noise per component, normalised (stored as f32, as
- * the post table holds it); the stance, its opinion plus N(0, 0.1^2), clamped to [-1, 1]; and the
- * topic cluster (the nearest prototype). Draws are keyed by user, so all of a user's posts in one
- * step share them. Rows without a post event are left as they are.
+ * topic, the user's interest plus N(0, 0.3^2) noise per component, normalised; the stance, its
+ * opinion plus N(0, 0.1^2), clamped to [-1, 1]; and the topic cluster (the nearest prototype).
+ * Draws are keyed by user, so all of a user's posts in one step share them. Rows without a post
+ * event are left as they are. Float32 throughout, each operation rounded as the GPU rounds it
+ * (normal32 and sqrtf32 of sim-core; platform/gpuKernels.ts gives the same bytes on the device).
  */
 const postContent = kernel(
   {
     reads: { active: 'i32', evAction: 'u8', evCount: 'u16', interest: 'f32', opinion: 'f32', prototypes: 'f32' },
-    writes: { topic: 'f32', stance: 'f64', cluster: 'u8' },
+    writes: { topic: 'f32', stance: 'f32', cluster: 'u8' },
     params: ['dim', 'topics', 'maxEvents', 'key'],
   },
   (a, start, end): void => {
+    const f = Math.fround;
     const { interest: I, topic: T, dim: D, key } = a;
+    const topicNoise = f(TOPIC_NOISE);
+    const stanceNoise = f(STANCE_NOISE);
     for (let k = start; k < end; k++) {
       let posts = false;
       for (let e = 0; e < a.evCount[k] && !posts; e++) posts = a.evAction[k * a.maxEvents + e] === A.post;
@@ -405,13 +415,14 @@ const postContent = kernel(
       const u = a.active[k];
       let norm = 0;
       for (let d = 0; d < D; d++) {
-        const x = I[u * D + d] + 0.3 * normal(key, u, d + 1);
+        const x = f(I[u * D + d] + f(topicNoise * normal32(key, u, d + 1)));
         T[k * D + d] = x;
-        norm += x * x;
+        norm = f(norm + f(x * x));
       }
-      norm = Math.sqrt(norm) || 1;
-      for (let d = 0; d < D; d++) T[k * D + d] /= norm;
-      a.stance[k] = Math.max(-1, Math.min(1, a.opinion[u] + 0.1 * normal(key, u, 0)));
+      norm = sqrtf32(norm) || 1;
+      for (let d = 0; d < D; d++) T[k * D + d] = f(T[k * D + d] / norm);
+      const st = f(a.opinion[u] + f(stanceNoise * normal32(key, u, 0)));
+      a.stance[k] = st < -1 ? -1 : st > 1 ? 1 : st;
       a.cluster[k] = nearestPrototype(a.prototypes, a.topics, D, T, k * D);
     }
   },

@@ -139,7 +139,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let events: ArrowFileAppender | undefined;
   // Per active row: the content of the user's original posts this step (the postContent kernel).
   let postTopic = sharedArray('f32', 0);
-  let postStance = sharedArray('f64', 0);
+  let postStance = sharedArray('f32', 0);
   let postCluster = sharedArray('u8', 0);
   return {
     name: 'apply',
@@ -154,8 +154,6 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
     },
     async run(world, ctx) {
-      // Reads opinions in plain JavaScript (quotes' and comments' stance): device copies come back first.
-      await world.exec.sync?.();
       const P = s.posts;
       const D = P.dim;
       const opinion = world.agents.columns.opinion as Float32Array;
@@ -164,7 +162,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       if (postStance.length < n) {
         const cap = Math.ceil(n * 1.25);
         postTopic = sharedArray('f32', cap * D);
-        postStance = sharedArray('f64', cap);
+        postStance = sharedArray('f32', cap);
         postCluster = sharedArray('u8', cap);
       }
       await world.exec.run(
@@ -187,6 +185,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         n,
         { chunkRows: USER_CHUNK },
       );
+      // What follows reads in plain JavaScript the new posts' content and the opinions (quotes'
+      // and comments' stance): device copies come back first.
+      await world.exec.sync?.();
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];

@@ -1,6 +1,6 @@
 /**
- * exp2, exp, log2 and pow in float32, defined as a fixed sequence of float32 operations (each
- * rounded to nearest even) so that the GPU's twin (gpu/softmath.wgsl.ts, the same sequence in the
+ * exp2, exp, log2, pow, sqrt, cos (of a turn) and a normal draw in float32, defined as a fixed
+ * sequence of float32 operations (each rounded to nearest even) so that the GPU's twin (gpu/softmath.wgsl.ts, the same sequence in the
  * software f32 of gpu/softfloat.wgsl.ts) gives the same bits. Math.exp and Math.pow differ between
  * engines and none exists in WGSL with a defined result, so kernels whose output must not depend
  * on the backend use these instead.
@@ -93,4 +93,64 @@ export function powf32(a: number, b: number): number {
   const aa = f(a);
   if (aa === 0) return bb > 0 ? 0 : Infinity;
   return exp2f32(f(bb * log2f32(aa)));
+}
+
+/** The float32 bits that start sqrtf32's Newton steps: the exponent halved, the significand roughly. */
+export const SQRT_SEED = 0x1fbd1df5;
+
+/**
+ * sqrt(x) in float32 for x >= 0 (a signed zero, infinity and NaN are returned as they are; NaN
+ * for x < 0): a first guess from x's bits (the exponent halved, within 4%), then three Newton
+ * steps y = (y + x / y) / 2 in float32, within about one unit in the last place for normal x.
+ */
+export function sqrtf32(x0: number): number {
+  const x = f(x0);
+  if (x < 0) return NaN;
+  if (!(x > 0) || x === Infinity) return x;
+  let y = fromBits32(((bitsOf32(x) >>> 1) + SQRT_SEED) >>> 0);
+  for (let i = 0; i < 3; i++) y = f(f(y + f(x / y)) * 0.5);
+  return y;
+}
+
+/** (-1)^n / (2n + 1)! and (-1)^n / (2n)! for n = 0..4, as float32: the Taylor coefficients of sin and cos. */
+export const SIN_COEFFS = [1, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880].map(f);
+export const COS_COEFFS = [1, -1 / 2, 1 / 24, -1 / 720, 1 / 40320].map(f);
+const HALF_PI = f(Math.PI / 2);
+
+/**
+ * cos(2 pi h / 2^32) in float32 for a u32 h (a turn in 2^32 steps): the quadrant and the position
+ * in it come from h's integer bits, a position past an eighth of a turn is reflected, and sin or
+ * cos of the angle a in [0, pi/4] comes from its Taylor polynomial (degree 9 and 8, truncation
+ * below 4e-9) in float32; within a few units of 1e-7.
+ */
+export function cosTurns32(h: number): number {
+  const q = h >>> 30;
+  let r = h & 0x3fffffff;
+  const flip = r > 0x20000000;
+  if (flip) r = 0x40000000 - r;
+  const a = f(f(f(r) * 2 ** -30) * HALF_PI);
+  const a2 = f(a * a);
+  let s = SIN_COEFFS[4];
+  let c = COS_COEFFS[4];
+  for (let i = 3; i >= 0; i--) {
+    s = f(f(s * a2) + SIN_COEFFS[i]);
+    c = f(f(c * a2) + COS_COEFFS[i]);
+  }
+  s = f(s * a);
+  // The angle in the quadrant is a, or pi/2 - a when reflected.
+  const cq = flip ? s : c;
+  const sq = flip ? c : s;
+  return q === 0 ? cq : q === 1 ? -sq : q === 2 ? -cq : sq;
+}
+
+const LN2 = f(Math.LN2);
+
+/**
+ * A standard normal in float32 from two u32 draws, by Box-Muller: u1 = 1 - h1 / 2^32 rounded to
+ * float32 (in (0, 1]), sqrt(-2 ln u1) cos(2 pi h2 / 2^32), every step above in float32.
+ */
+export function normalFromHashes32(h1: number, h2: number): number {
+  const u1 = h1 === 0 ? 1 : f(f(4294967296 - h1) * 2 ** -32);
+  const ln = f(log2f32(u1) * LN2);
+  return f(sqrtf32(f(-2 * ln)) * cosTurns32(h2));
 }

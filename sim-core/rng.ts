@@ -15,6 +15,7 @@
  * of the row decorrelates neighbouring rows. Every step is a 32-bit integer operation, so the same
  * function can be written in WGSL with equal outputs.
  */
+import { normalFromHashes32 } from './f32math.ts';
 
 /** lowbias32: bijective 32-bit integer mixer (Wellons 2018). Returns an unsigned 32-bit integer. */
 export function mix32(x: number): number {
@@ -109,6 +110,14 @@ export function uniform(key: number, row: number, draw = 0): number {
 /** Uniform integer in [0, n) for (key, row, draw); n <= 2^32. */
 export function below(key: number, row: number, n: number, draw = 0): number {
   return Math.floor(uniform(key, row, draw) * n);
+}
+
+/**
+ * normal(key, row, draw) in float32, from the same two draws (f32math.ts `normalFromHashes32`):
+ * for kernels whose output must not depend on the backend (the GPU computes the same bits).
+ */
+export function normal32(key: number, row: number, draw = 0): number {
+  return normalFromHashes32(hash(key, row, 2 * draw), hash(key, row, 2 * draw + 1));
 }
 
 /** Standard normal for (key, row, draw) by Box-Muller over two independent draws. */

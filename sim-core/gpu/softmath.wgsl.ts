@@ -1,10 +1,10 @@
 /**
- * The float32 exp2, exp, log2 and pow of sim-core/f32math.ts in WGSL: the same sequence of float32
+ * The float32 exp2, exp, log2, pow, sqrt, cos of a turn and normal draw of sim-core/f32math.ts in WGSL: the same sequence of float32
  * operations, each through the software f32 of softfloat.wgsl.ts, so results equal the CPU's bit
  * for bit (tests/sim-core/gpu/softmath.test.ts). Arguments are finite float32 bit patterns; see
  * f32math.ts for the method and its accuracy. Needs RNG_WGSL (mulhi) and SOFTFLOAT_WGSL before it.
  */
-import { EXP2_COEFFS, LOG2_COEFFS, bitsOf32 } from '../f32math.ts';
+import { COS_COEFFS, EXP2_COEFFS, LOG2_COEFFS, SIN_COEFFS, SQRT_SEED, bitsOf32 } from '../f32math.ts';
 
 const hex = (v: number) => `0x${bitsOf32(v).toString(16)}u`;
 
@@ -15,6 +15,10 @@ const F_LOG2E = ${hex(Math.LOG2E)};
 const F_SQRT2 = ${hex(Math.SQRT2)};
 const F_ONE = 0x3f800000u;
 const F_INF = 0x7f800000u;
+const SIN_C = array<u32, 5>(${SIN_COEFFS.map(hex).join(', ')});
+const COS_C = array<u32, 5>(${COS_COEFFS.map(hex).join(', ')});
+const F_HALF_PI = ${hex(Math.PI / 2)};
+const F_LN2 = ${hex(Math.LN2)};
 
 // k as a float32 (|k| < 2^24: exact).
 fn f_from_i32(k: i32) -> u32 {
@@ -83,5 +87,51 @@ fn f_pow(a: u32, b: u32) -> u32 {
   if ((b & F_ABS) == 0u) { return F_ONE; }
   if ((a & F_ABS) == 0u) { return select(F_INF, 0u, (b & F_SIGN) == 0u); }
   return f_exp2(f_mul(b, f_log2(a)));
+}
+
+// sqrt for x >= 0 (signed zeros, infinity and NaN as they are; NaN below 0): the bits' first
+// guess, then three Newton steps.
+fn f_sqrt(x: u32) -> u32 {
+  if ((x & F_ABS) > F_INF || (x & F_ABS) == 0u || x == F_INF) { return x; }
+  if ((x & F_SIGN) != 0u) { return 0x7fc00000u; }
+  var y = (x >> 1u) + ${SQRT_SEED}u;
+  for (var i = 0; i < 3; i++) { y = f_mul(f_add(y, f_div(x, y)), 0x3f000000u); }
+  return y;
+}
+
+// cos(2 pi h / 2^32): quadrant and position from h's bits, reflected past an eighth of a turn,
+// Taylor polynomials of sin and cos on [0, pi/4].
+fn f_cos_turns(h: u32) -> u32 {
+  let q = h >> 30u;
+  var r = h & 0x3fffffffu;
+  let flip = r > 0x20000000u;
+  if (flip) { r = 0x40000000u - r; }
+  // r 2^-30 (0x30800000 is 2^-30), times pi/2.
+  let a = f_mul(f_mul(f_from_u32(r), 0x30800000u), F_HALF_PI);
+  let a2 = f_mul(a, a);
+  var s = SIN_C[4];
+  var c = COS_C[4];
+  for (var i = 3; i >= 0; i--) {
+    s = f_add(f_mul(s, a2), SIN_C[i]);
+    c = f_add(f_mul(c, a2), COS_C[i]);
+  }
+  s = f_mul(s, a);
+  let cq = select(c, s, flip);
+  let sq = select(s, c, flip);
+  switch q {
+    case 0u: { return cq; }
+    case 1u: { return sq ^ F_SIGN; }
+    case 2u: { return cq ^ F_SIGN; }
+    default: { return sq; }
+  }
+}
+
+// Box-Muller from two draws: u1 = 1 - h1 / 2^32 in float32 (0x2f800000 is 2^-32), then
+// sqrt(-2 ln u1) cos(2 pi h2 / 2^32).
+fn f_normal_from_hashes(h1: u32, h2: u32) -> u32 {
+  var u1 = F_ONE;
+  if (h1 != 0u) { u1 = f_mul(f_from_u32(0u - h1), 0x2f800000u); }
+  let ln = f_mul(f_log2(u1), F_LN2);
+  return f_mul(f_sqrt(f_mul(0xc0000000u, ln)), f_cos_turns(h2));
 }
 `;

@@ -111,14 +111,14 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate, exposure and feedMix on the device; the rest of the social step on the CPU. Interventions
+    // activate, postContent, exposure and feedMix on the device; the rest of the social step on the CPU. Interventions
     // rewrite, in plain JavaScript, arrays the device holds (suspended accounts, the behaviour
     // table) and select agents by the opinions exposure wrote on the device.
     {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'postContent', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'suspend', step: 3, agents: { topFollowers: 200 } },

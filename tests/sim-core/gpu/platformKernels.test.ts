@@ -4,7 +4,7 @@
  * adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor, type Executor } from '../../../sim-core/exec.ts';
 import { bitsOf32, expf32, fromBits32 } from '../../../sim-core/f32math.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
@@ -13,13 +13,28 @@ import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { POISSON_COUNT_WGSL } from '../../../platform/gpuKernels.ts';
-import { kernels as K, poissonCount32 } from '../../../platform/kernels.ts';
+import { A, kernels as K, poissonCount32 } from '../../../platform/kernels.ts';
 import { NPARAMS, P } from '../../../platform/behaviour.ts';
 import { normalisedProfiles } from '../../../platform/phases.ts';
 import { gpuOrSkip, opsShader, runOps } from '../../gpuHelpers.ts';
 
 const gpu = await gpuOrSkip("the social platform's WGSL kernels against the CPU");
 afterAll(() => gpu?.close());
+
+/**
+ * Runs fn with a two-thread CPU executor and a webgpu executor (on a one-thread CPU executor), then
+ * closes the CPU executors; the webgpu one is not closed, since that closes the device (afterAll).
+ */
+async function onBoth(fn: (cpu: Executor, exec: GpuExecutor) => Promise<void>): Promise<void> {
+  const cpu = createExecutor(2);
+  const inner = createExecutor(1);
+  try {
+    await fn(cpu, new GpuExecutor(gpu!, inner));
+  } finally {
+    await cpu.close();
+    await inner.close();
+  }
+}
 
 const SHADER = opsShader(`${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTMATH_WGSL}\n${POISSON_COUNT_WGSL}`, ['select(0u, 1u, uniform_below(a, b))', 'poisson_count(b, a)']);
 
@@ -93,11 +108,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     }
     for (let k = 0; k < archetypes; k++) behaviour[k * NPARAMS + P.activity] = 0.5 + (hash(15, k) / 2 ** 32) * 2;
     const profiles = normalisedProfiles();
-    const cpu = createExecutor(2);
-    const inner = createExecutor(1);
-    // Not closed: closing the executor closes the device, which afterAll does.
-    const exec = new GpuExecutor(gpu!, inner);
-    try {
+    await onBoth(async (cpu, exec) => {
       for (const [c, [hour, stepHours]] of [[3, 1], [20, 1], [13, 0.25], [9, 6]].entries()) {
         if (c === 2) for (let k = 0; k < archetypes; k++) behaviour[k * NPARAMS + P.activity] *= 3;
         const args = { activity, chronotype, archetype, behaviour, profiles, suspended, hour, stepHours, key: 1e12 + c };
@@ -113,10 +124,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       }
       expect(exec.counts.gpu.get('activate')).toBe(4);
       expect(exec.counts.cpu.get('activate')).toBeUndefined();
-    } finally {
-      await cpu.close();
-      await inner.close();
-    }
+    });
   });
 
   it('exposure through the executor: the same opinions and per-user distances, with exact eps ties, backfire, clamping at +-1 and empty feeds', async () => {
@@ -154,10 +162,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     }
     // Some feeds hold a post at exactly eps from the user: ad < eps must be false there.
     for (let k = 0; k < rows; k += 7) if (feedLen[k] > 0) stance[feed[k * F] - base] = Math.fround(opinion[active[k]] + behaviour[archetype[active[k]] * NPARAMS + P.eps]);
-    const cpu = createExecutor(2);
-    const inner = createExecutor(1);
-    const exec = new GpuExecutor(gpu!, inner);
-    try {
+    await onBoth(async (cpu, exec) => {
       for (const backfireDistance of [1.2, 2.5]) {
         const copy = () => {
           const o = sharedArray('f32', users);
@@ -177,10 +182,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
         expect(moved).toBeGreaterThan(users / 4);
       }
       expect(exec.counts.gpu.get('exposure')).toBe(2);
-    } finally {
-      await cpu.close();
-      await inner.close();
-    }
+    });
   });
 
   it('feedMix through the executor: the same distinct clusters per row (bytes past the rows kept) and totals', async () => {
@@ -202,10 +204,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     }
     const active = sharedArray('i32', rows);
     const args = { active, feed, feedFlags, feedLen, feedSize: F, base, cluster };
-    const cpu = createExecutor(2);
-    const inner = createExecutor(1);
-    const exec = new GpuExecutor(gpu!, inner);
-    try {
+    await onBoth(async (cpu, exec) => {
       const fill = () => {
         const a = sharedArray('u8', rows + 3);
         a.fill(0xee);
@@ -221,9 +220,50 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       expect(Buffer.from(theirs.buffer).equals(Buffer.from(mine.buffer))).toBe(true);
       expect(mine[rows]).toBe(0xee);
       expect(exec.counts.gpu.get('feedMix')).toBe(1);
-    } finally {
-      await cpu.close();
-      await inner.close();
+    });
+  });
+
+  it('postContent through the executor: the same topics, stances and clusters for rows with a post event; other rows untouched', async () => {
+    const users = 20_000;
+    const rows = 9_999;
+    const D = 16;
+    const topics = 40;
+    const maxEvents = 13;
+    const interest = sharedArray('f32', users * D);
+    const opinion = sharedArray('f32', users);
+    const prototypes = sharedArray('f32', topics * D);
+    for (let i = 0; i < users * D; i++) interest[i] = (hash(41, i) / 2 ** 32 - 0.5) * 0.5;
+    for (let u = 0; u < users; u++) opinion[u] = u % 50 === 0 ? (u % 100 === 0 ? 1 : -1) : 2 * (hash(42, u) / 2 ** 32) - 1;
+    for (let i = 0; i < topics * D; i++) prototypes[i] = hash(43, i) / 2 ** 32 - 0.5;
+    const active = sharedArray('i32', rows);
+    const evAction = sharedArray('u8', rows * maxEvents);
+    const evCount = sharedArray('u16', rows);
+    let posting = 0;
+    for (let k = 0; k < rows; k++) {
+      active[k] = (k * 7 + 3) % users;
+      evCount[k] = hash(44, k) % (maxEvents + 1);
+      for (let e = 0; e < evCount[k]; e++) evAction[k * maxEvents + e] = hash(44, k, e + 1) % 6 === 0 ? A.post : 1 + (hash(44, k, e + 100) % 9);
+      if (evAction.subarray(k * maxEvents, k * maxEvents + evCount[k]).includes(A.post)) posting++;
     }
+    const outputs = () => {
+      const o = { topic: sharedArray('f32', rows * D), stance: sharedArray('f32', rows), cluster: sharedArray('u8', rows + 2) };
+      o.topic.fill(7);
+      o.stance.fill(9);
+      o.cluster.fill(0xee);
+      return o;
+    };
+    const args = { active, evAction, evCount, interest, opinion, prototypes, dim: D, topics, maxEvents, key: 2 ** 40 + 17 };
+    const mine = outputs();
+    const theirs = outputs();
+    await onBoth(async (cpu, exec) => {
+      await cpu.run(K.postContent, { ...args, ...mine }, rows, { chunkRows: 4096 });
+      await exec.run(K.postContent, { ...args, ...theirs }, rows, { chunkRows: 4096 });
+      await exec.sync();
+      for (const name of ['topic', 'stance', 'cluster'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), name).toBe(true);
+      expect(posting).toBeGreaterThan(rows / 4);
+      expect(new Set(mine.cluster).size).toBeGreaterThan(20);
+      expect(mine.cluster[rows]).toBe(0xee);
+      expect(exec.counts.gpu.get('postContent')).toBe(1);
+    });
   });
 });

@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { hash } from '../../../sim-core/rng.ts';
-import { bitsOf32, exp2f32, expf32, fromBits32, log2f32, powf32 } from '../../../sim-core/f32math.ts';
+import { bitsOf32, cosTurns32, exp2f32, expf32, fromBits32, log2f32, normalFromHashes32, powf32, sqrtf32 } from '../../../sim-core/f32math.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
@@ -40,6 +40,22 @@ describe.skipIf(!gpu)(`float32 math on WebGPU (${gpu?.adapter})`, () => {
     rows.forEach(([a, b, op], i) => {
       const want = bitsOf32(CPU[op](fromBits32(a), fromBits32(b)));
       if (got[i] !== want && bad.length < 8) bad.push(`${NAMES[op]}(${fromBits32(a)}, ${fromBits32(b)}): gpu ${fromBits32(got[i])} cpu ${fromBits32(want)}`);
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it('sqrt, cos of a turn and the normal draw give the CPU bits', async () => {
+    const shader = opsShader(`${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTMATH_WGSL}`, ['f_sqrt(a)', 'f_cos_turns(a)', 'f_normal_from_hashes(a, b)']);
+    const cpu = [(a: number) => bitsOf32(sqrtf32(fromBits32(a))), (a: number) => bitsOf32(cosTurns32(a)), (a: number, b: number) => bitsOf32(normalFromHashes32(a, b))];
+    const rows: Array<[number, number, number]> = [];
+    for (const x of [0, 0x80000000, 1, 0x7fffff, 0x800000, 0x3f800000, 0x40800000, 0x7f7fffff, 0x7f800000, 0x7fc00000, 0xbf800000]) rows.push([x, 0, 0]);
+    for (const h of [0, 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30, 2 ** 31, 3 * 2 ** 30, 2 ** 32 - 1]) rows.push([h, 0, 1], [h, h ^ 0x55555555, 2], [0, h, 2]);
+    for (let i = 0; i < 150_000; i++) rows.push([i % 3 === 0 ? hash(24, i) % 0x7f800000 : hash(24, i), hash(25, i), i % 3]);
+    const got = await runOps(gpu!, shader, rows);
+    const bad: string[] = [];
+    rows.forEach(([a, b, op], i) => {
+      const want = cpu[op](a, b);
+      if (got[i] !== want && bad.length < 8) bad.push(`${['sqrt', 'cos', 'normal'][op]}(${a}, ${b}): gpu ${fromBits32(got[i])} cpu ${fromBits32(want)}`);
     });
     expect(bad).toEqual([]);
   });
