@@ -280,9 +280,14 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
     [10 * n, 10, 2, 5],
   ] as const) {
     const label = sizeLabel(agents);
-    if (!want(`social-step-${label}`) && !want(`social-peak-rss-${label}`) && !want(`social-phase`)) continue;
-    if (!o.json) process.stdout.write(`social ${label}: steps ${warm}..${warm + measured - 1} of a ${warm + measured}-step run from 10:00, 2 threads${warm >= 48 ? ' (48-hour post window full)' : ' (post window not yet full)'}\n`);
-    for (const r of socialRun(agents, follow, warm, measured, label)) say(r);
+    // With --backend webgpu, the same run again on the GPU backend (the social kernels with a WGSL
+    // version on the device, the rest on the 2 CPU threads), labelled -webgpu.
+    for (const backend of gpu ? (['cpu', 'webgpu'] as const) : (['cpu'] as const)) {
+      const tag = backend === 'webgpu' ? `${label}-webgpu` : label;
+      if (!want(`social-step-${tag}`) && !want(`social-peak-rss-${tag}`) && !want(`social-phase`)) continue;
+      if (!o.json) process.stdout.write(`social ${tag}: steps ${warm}..${warm + measured - 1} of a ${warm + measured}-step run from 10:00, 2 threads${backend === 'webgpu' ? ` and ${gpu!.adapter}` : ''}${warm >= 48 ? ' (48-hour post window full)' : ' (post window not yet full)'}\n`);
+      for (const r of socialRun(agents, follow, warm, measured, tag, backend)) say(r);
+    }
   }
   // Fixed size (not --agents): the figure is compared with the one measured before the pool
   // released dropped arrays (257 MB at 1 thread, 1,840 MB at 2).
@@ -386,12 +391,12 @@ async function archetypeOverhead(agents: number, label: string): Promise<BenchRe
  * peak RSS is its own): 2 threads, the clock starting at 10:00, the first `warm` steps discarded as
  * warm-up, the next `measured` are the runs.
  */
-function socialRun(agents: number, meanFollowing: number, warm: number, measured: number, label: string): BenchResult[] {
+function socialRun(agents: number, meanFollowing: number, warm: number, measured: number, label: string, backend: 'cpu' | 'webgpu'): BenchResult[] {
   const steps = warm + measured;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));
   try {
     const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
-    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--out', dir];
+    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--backend', backend, '--out', dir];
     const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
     if (r.status !== 0) throw new Error(`social-feed bench run failed: ${r.stderr}`);
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
@@ -411,6 +416,8 @@ function socialRun(agents: number, meanFollowing: number, warm: number, measured
       summarise(`social-edges-${label}`, 'edges', [m.edges]),
       summarise(`social-setup-${label}`, 's', [m.setup_seconds]),
       summarise(`social-peak-rss-${label}`, 'B', [m.peak_rss_bytes]),
+      // Which kernels ran on the device, with their calls over the whole run.
+      ...Object.entries(m.kernel_calls?.webgpu ?? {}).map(([kernel, calls]) => summarise(`social-gpu-calls-${kernel}-${label}`, 'calls', [calls])),
     ];
     return out;
   } finally {

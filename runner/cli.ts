@@ -332,7 +332,7 @@ export function buildProgram(): Command {
     .option('--runs <n>', 'repetitions per measurement (>= 5 for reported figures)', intFlag('--runs', 1), 5)
     .option('--only <names>', 'comma-separated benchmark names (or prefixes) to run')
     .option('--agents <n>', 'agents for the build and model benchmarks', intFlag('--agents', 1000), 1_000_000)
-    .addOption(new Option('--backend <name>', 'webgpu: also time the classic models on the GPU (voter, ic, sir, lt, degroot, synchronous deffuant, hk), per step and per kernel, beside the CPU figures').choices(['cpu', 'webgpu']).default('cpu'))
+    .addOption(new Option('--backend <name>', 'webgpu: also time the classic models on the GPU (voter, ic, sir, lt, degroot, synchronous deffuant, hk), per step and per kernel, and the social step runs on the GPU backend, beside the CPU figures').choices(['cpu', 'webgpu']).default('cpu'))
     .action(async (opts) => {
       await runBench({ json: !!opts.json, runs: opts.runs, only: opts.only?.split(','), agents: opts.agents, backend: opts.backend });
     });
