@@ -12,7 +12,7 @@
  * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the
  * device.
  */
-import { registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
+import { packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
 import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../sim-core/gpu/softmath.wgsl.ts';
@@ -130,34 +130,30 @@ registerGpuKernel(K.activate, (a, rows) => {
 /**
  * exposure: one invocation per active user k (row), as the CPU declaration: the bounded-confidence
  * pull and backfire push over its feed in float32, opinion[active[k]] updated in place (users are
- * distinct, so rows write different words) and rowDist[k] the sum of distances. Parameters:
- * feedSize, base, backfireDistance as f32 bits.
+ * distinct, so rows write different words) and rowDist[k] the sum of distances. Its six read-only
+ * arrays are one pack (`inp`, at the word offsets `o_*`). Parameters: feedSize, base,
+ * backfireDistance as f32 bits, then the offsets.
  */
 export const EXPOSURE_WGSL = /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 const F_ONE = 0x3f800000u;
-struct Params { rows: u32, stride: u32, feed_size: u32, base: u32, far: u32 }
+struct Params { rows: u32, stride: u32, feed_size: u32, base: u32, far: u32, o_archetype: u32, o_behaviour: u32, o_stance: u32, o_active: u32, o_feed: u32, o_feed_len: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> active_rows: array<i32>;
-@group(0) @binding(2) var<storage, read> feed: array<i32>;
-@group(0) @binding(3) var<storage, read> feed_len: array<u32>;
-@group(0) @binding(4) var<storage, read> stance: array<u32>;
-@group(0) @binding(5) var<storage, read> archetype: array<u32>;
-@group(0) @binding(6) var<storage, read> behaviour: array<u32>;
-@group(0) @binding(7) var<storage, read_write> opinion: array<u32>;
-@group(0) @binding(8) var<storage, read_write> row_dist: array<u32>;
+@group(0) @binding(1) var<storage, read> inp: array<u32>;
+@group(0) @binding(2) var<storage, read_write> opinion: array<u32>;
+@group(0) @binding(3) var<storage, read_write> row_dist: array<u32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
-  let len = (feed_len[v >> 2u] >> ((v & 3u) * 8u)) & 0xffu;
+  let len = (inp[p.o_feed_len + (v >> 2u)] >> ((v & 3u) * 8u)) & 0xffu;
   if (len == 0u) {
     row_dist[v] = 0u;
     return;
   }
-  let u = u32(active_rows[v]);
-  let pb = ((archetype[u >> 1u] >> ((u & 1u) * 16u)) & 0xffffu) * ${NPARAMS}u;
-  let eps = behaviour[pb + ${P.eps}u];
+  let u = inp[p.o_active + v];
+  let pb = p.o_behaviour + ((inp[p.o_archetype + (u >> 1u)] >> ((u & 1u) * 16u)) & 0xffffu) * ${NPARAMS}u;
+  let eps = inp[pb + ${P.eps}u];
   let x = opinion[u];
   var pull = 0u;
   var np = 0u;
@@ -165,8 +161,8 @@ ${ROW}
   var nb = 0u;
   var dist = 0u;
   for (var s = 0u; s < len; s++) {
-    let r = u32(feed[v * p.feed_size + s]) - p.base;
-    let d = f_sub(stance[r], x);
+    let r = inp[p.o_feed + v * p.feed_size + s] - p.base;
+    let d = f_sub(inp[p.o_stance + r], x);
     // |d| as the CPU takes it: a negative d flips its sign, -0 stays.
     let ad = select(d, d ^ F_SIGN, f_lt(d, 0u));
     dist = f_add(dist, ad);
@@ -179,8 +175,8 @@ ${ROW}
     }
   }
   var nx = x;
-  if (np > 0u) { nx = f_add(nx, f_div(f_mul(behaviour[pb + ${P.mu}u], pull), f_from_u32(np))); }
-  if (nb > 0u) { nx = f_sub(nx, f_div(f_mul(behaviour[pb + ${P.backfire}u], push), f_from_u32(nb))); }
+  if (np > 0u) { nx = f_add(nx, f_div(f_mul(inp[pb + ${P.mu}u], pull), f_from_u32(np))); }
+  if (nb > 0u) { nx = f_sub(nx, f_div(f_mul(inp[pb + ${P.backfire}u], push), f_from_u32(nb))); }
   if (f_lt(nx, F_ONE | F_SIGN)) { nx = F_ONE | F_SIGN; } else if (f_lt(F_ONE, nx)) { nx = F_ONE; }
   opinion[u] = nx;
   row_dist[v] = dist;
@@ -192,11 +188,13 @@ registerGpuKernel(K.exposure, (a, rows) => {
   const typed =
     active instanceof Int32Array && feed instanceof Int32Array && feedLen instanceof Uint8Array && stance instanceof Float32Array && archetype instanceof Uint16Array && behaviour instanceof Float32Array && opinion instanceof Float32Array && rowDist instanceof Float32Array;
   if (!typed || rowDist.length < rows || Number.isNaN(far)) return undefined;
+  // A column first: the pack's buffer is kept per first member (sim-core/gpu/executor.ts).
+  const pack = [archetype, behaviour, stance, active, feed, feedLen];
   return {
     shader: EXPOSURE_WGSL,
     gridRows: rows,
-    params: [a.feedSize as number, a.base as number, f32Bits(far)],
-    arrays: [active, feed, feedLen, stance, archetype, behaviour, opinion, rowDist],
+    params: [a.feedSize as number, a.base as number, f32Bits(far), ...packOffsets(pack)],
+    arrays: [{ pack }, opinion, rowDist],
     writes: [opinion, rowDist],
     hostTables: [behaviour, stance],
   };
@@ -270,7 +268,8 @@ registerGpuKernel(K.feedMix, (a, rows) => {
  * postContent: one invocation per word of four active rows (cluster is u8, packed four rows to a
  * word; rows without a post keep their byte): for a row with a post event, the topic (interest
  * plus noise, normalised), the stance and the nearest prototype, in the CPU declaration's float32
- * order. Parameters: n, dim, topics, maxEvents, the key's two words.
+ * order. Its six read-only arrays are one pack (`inp`). Parameters: n, dim, topics, maxEvents, the
+ * key's two words, then the pack's offsets.
  */
 export const POST_CONTENT_WGSL = /* wgsl */ `
 ${RNG_WGSL}
@@ -278,17 +277,12 @@ ${SOFTFLOAT_WGSL}
 ${SOFTMATH_WGSL}
 const F_TOPIC_NOISE = ${f32Bits(TOPIC_NOISE)}u;
 const F_STANCE_NOISE = ${f32Bits(STANCE_NOISE)}u;
-struct Params { rows: u32, stride: u32, n: u32, dim: u32, topics: u32, max_events: u32, key_lo: u32, key_hi: u32 }
+struct Params { rows: u32, stride: u32, n: u32, dim: u32, topics: u32, max_events: u32, key_lo: u32, key_hi: u32, o_interest: u32, o_prototypes: u32, o_opinion: u32, o_active: u32, o_ev_action: u32, o_ev_count: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> active_rows: array<i32>;
-@group(0) @binding(2) var<storage, read> ev_action: array<u32>;
-@group(0) @binding(3) var<storage, read> ev_count: array<u32>;
-@group(0) @binding(4) var<storage, read> interest: array<u32>;
-@group(0) @binding(5) var<storage, read> opinion: array<u32>;
-@group(0) @binding(6) var<storage, read> prototypes: array<u32>;
-@group(0) @binding(7) var<storage, read_write> topic: array<u32>;
-@group(0) @binding(8) var<storage, read_write> stance: array<u32>;
-@group(0) @binding(9) var<storage, read_write> cluster: array<u32>;
+@group(0) @binding(1) var<storage, read> inp: array<u32>;
+@group(0) @binding(2) var<storage, read_write> topic: array<u32>;
+@group(0) @binding(3) var<storage, read_write> stance: array<u32>;
+@group(0) @binding(4) var<storage, read_write> cluster: array<u32>;
 // normal32(key, u, d) of sim-core/rng.ts.
 fn normal(u: u32, d: u32) -> u32 {
   return f_normal_from_hashes(rng_hash(p.key_lo, p.key_hi, u, 2u * d), rng_hash(p.key_lo, p.key_hi, u, 2u * d + 1u));
@@ -300,18 +294,18 @@ ${ROW}
   for (var b = 0u; b < 4u; b++) {
     let k = v * 4u + b;
     if (k >= p.n) { break; }
-    let count = (ev_count[k >> 1u] >> ((k & 1u) * 16u)) & 0xffffu;
+    let count = (inp[p.o_ev_count + (k >> 1u)] >> ((k & 1u) * 16u)) & 0xffffu;
     var posts = false;
     for (var e = 0u; e < count && !posts; e++) {
       let j = k * p.max_events + e;
-      posts = ((ev_action[j >> 2u] >> ((j & 3u) * 8u)) & 0xffu) == ${A.post}u;
+      posts = ((inp[p.o_ev_action + (j >> 2u)] >> ((j & 3u) * 8u)) & 0xffu) == ${A.post}u;
     }
     if (!posts) { continue; }
-    let u = u32(active_rows[k]);
+    let u = inp[p.o_active + k];
     let t0 = k * p.dim;
     var norm = 0u;
     for (var d = 0u; d < p.dim; d++) {
-      let x = f_add(interest[u * p.dim + d], f_mul(F_TOPIC_NOISE, normal(u, d + 1u)));
+      let x = f_add(inp[p.o_interest + u * p.dim + d], f_mul(F_TOPIC_NOISE, normal(u, d + 1u)));
       topic[t0 + d] = x;
       norm = f_add(norm, f_mul(x, x));
     }
@@ -319,14 +313,14 @@ ${ROW}
     // The CPU's \`sqrt || 1\`: a zero (or NaN) norm divides by 1.
     if ((norm & F_ABS) == 0u || (norm & F_ABS) > 0x7f800000u) { norm = F_ONE; }
     for (var d = 0u; d < p.dim; d++) { topic[t0 + d] = f_div(topic[t0 + d], norm); }
-    var st = f_add(opinion[u], f_mul(F_STANCE_NOISE, normal(u, 0u)));
+    var st = f_add(inp[p.o_opinion + u], f_mul(F_STANCE_NOISE, normal(u, 0u)));
     if (f_lt(st, F_ONE | F_SIGN)) { st = F_ONE | F_SIGN; } else if (f_lt(F_ONE, st)) { st = F_ONE; }
     stance[k] = st;
     var best = 0u;
     var best_dot = 0xff800000u;
     for (var t = 0u; t < p.topics; t++) {
       var dot = 0u;
-      for (var d = 0u; d < p.dim; d++) { dot = f_add(dot, f_mul(topic[t0 + d], prototypes[t * p.dim + d])); }
+      for (var d = 0u; d < p.dim; d++) { dot = f_add(dot, f_mul(topic[t0 + d], inp[p.o_prototypes + t * p.dim + d])); }
       if (f_lt(best_dot, dot)) {
         best_dot = dot;
         best = t;
@@ -342,11 +336,12 @@ registerGpuKernel(K.postContent, (a, rows) => {
   const typed =
     active instanceof Int32Array && evAction instanceof Uint8Array && evCount instanceof Uint16Array && interest instanceof Float32Array && opinion instanceof Float32Array && prototypes instanceof Float32Array && topic instanceof Float32Array && stance instanceof Float32Array && cluster instanceof Uint8Array;
   if (!typed || cluster.length < rows || stance.length < rows || (a.topics as number) > 256) return undefined;
+  const pack = [interest, prototypes, opinion, active, evAction, evCount];
   return {
     shader: POST_CONTENT_WGSL,
     gridRows: Math.ceil(rows / 4),
-    params: [rows, a.dim as number, a.topics as number, a.maxEvents as number, ...keyWords(a.key as number)],
-    arrays: [active, evAction, evCount, interest, opinion, prototypes, topic, stance, cluster],
+    params: [rows, a.dim as number, a.topics as number, a.maxEvents as number, ...keyWords(a.key as number), ...packOffsets(pack)],
+    arrays: [{ pack }, topic, stance, cluster],
     writes: [topic, stance, cluster],
   };
 });

@@ -10,6 +10,11 @@
  * leaves its outputs valid on the host only. So the CSR is uploaded once per graph, and a voter
  * step's scratch arrays never cross the bus.
  *
+ * Packs (gpuKernels.ts `Pack`: read-only arrays bound as one buffer, for kernels that read more
+ * arrays than an adapter's storage bindings allow) are copies: each array carries a version, moved
+ * by every write a kernel (on either side) or hostWrote reports, and a pack re-copies a member
+ * whose version moved, from the device when only the device copy is valid.
+ *
  * The contract with code outside the executor: `sync()` makes every array's host copy valid (the
  * runner calls it before it reads agent columns for checkpoints and at the end of a run), and
  * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
@@ -25,7 +30,19 @@ import { sumPartials, type Executor, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { encodePass, grid, uploadable } from './dispatch.ts';
-import { gpuKernelFor, isSplit, type GpuCall } from './gpuKernels.ts';
+import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
+
+/**
+ * The buffer of the packs that start with a given array (gpuKernels.ts `Pack`): which array each
+ * member slot holds, at which word offset, and at which version.
+ */
+interface PackBuffer {
+  buffer: GPUBuffer;
+  bytes: number;
+  members: TypedArray[];
+  offsets: number[];
+  versions: number[];
+}
 
 interface Resident {
   buffer: GPUBuffer;
@@ -43,6 +60,17 @@ export class GpuExecutor implements Executor {
   /** Arrays whose only valid copy is on the device (strong references until synced). */
   private readonly deviceOnly = new Set<TypedArray>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
+  /**
+   * Writes seen per array (by a kernel on either side, or hostWrote): a pack refreshes a member
+   * whose version moved since it last copied it.
+   */
+  private readonly versions = new WeakMap<TypedArray, number>();
+  /**
+   * Pack buffers, by their first member: a kernel's packs of one call and the next differ in their
+   * per-step members (the active list), so a pack starts with an array that stays (a column) and
+   * the buffer is reused, growing when needed, with only the changed members copied in.
+   */
+  private readonly packs = new WeakMap<TypedArray, PackBuffer>();
   private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
   /** Kernels run on the device and on the CPU so far, by name (for tests and the bench). */
   readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
@@ -122,10 +150,15 @@ export class GpuExecutor implements Executor {
 
   /** The host wrote `arr` outside the executor: its device copy is stale. */
   hostWrote(arr: TypedArray): void {
+    this.bump(arr);
     const r = this.resident.get(arr);
     if (!r) return;
     if (!r.host) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
     r.device = false;
+  }
+
+  private bump(arr: TypedArray): void {
+    this.versions.set(arr, (this.versions.get(arr) ?? 0) + 1);
   }
 
   async close(): Promise<void> {
@@ -139,7 +172,9 @@ export class GpuExecutor implements Executor {
     const out = await this.cpu.run(kernel, args, rows, opts);
     for (const name of Object.keys(k.spec.writes)) {
       const v = (args as Record<string, unknown>)[name];
-      const r = isArray(v) ? this.resident.get(v) : undefined;
+      if (!isArray(v)) continue;
+      this.bump(v);
+      const r = this.resident.get(v);
       if (r) r.device = false;
     }
     bump(this.counts.cpu, k.name);
@@ -190,6 +225,38 @@ export class GpuExecutor implements Executor {
     return out;
   }
 
+  /**
+   * The buffer of a pack, its members brought up to date: a member slot that held another array
+   * or offset, an array whose version moved since it was copied, or a host table (which the host
+   * may have rewritten unannounced) is copied in from the array's own device buffer when only that
+   * copy is valid (on `enc`, submitted before the kernel), else uploaded from the host.
+   */
+  private packBuffer(x: Pack, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
+    const first = x.pack[0];
+    const bytes = Math.max(16, packBytes(x.pack));
+    let pb = this.packs.get(first);
+    if (!pb || pb.bytes < bytes) {
+      pb?.buffer.destroy();
+      const buffer = this.gpu.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+      pb = { buffer, bytes, members: [], offsets: [], versions: [] };
+      this.packs.set(first, pb);
+      this.freed.register(first, buffer);
+    }
+    const offsets = packOffsets(x.pack);
+    for (let i = 0; i < x.pack.length; i++) {
+      const m = x.pack[i];
+      const v = this.versions.get(m) ?? 0;
+      const size = Math.ceil(m.byteLength / 4) * 4;
+      const fresh = pb.members[i] === m && pb.offsets[i] === offsets[i] && pb.versions[i] === v && !hostTables.includes(m);
+      if (fresh || size === 0) continue;
+      const r = this.resident.get(m);
+      if (r && !r.host) enc.copyBufferToBuffer(r.buffer, 0, pb.buffer, offsets[i] * 4, size);
+      else this.gpu.device.queue.writeBuffer(pb.buffer, offsets[i] * 4, uploadable(m));
+      [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
+    }
+    return pb.buffer;
+  }
+
   /** The pipeline of a shader, compiled once; a shader that does not compile throws here. */
   private async pipeline(shader: string): Promise<GPUComputePipeline> {
     let p = this.pipelines.get(shader);
@@ -219,7 +286,12 @@ export class GpuExecutor implements Executor {
       const r = this.resident.get(t);
       if (r) r.device = false;
     }
+    const copies = device.createCommandEncoder();
     for (const x of call.arrays) {
+      if (isPack(x)) {
+        buffers.push(this.packBuffer(x, call.hostTables ?? [], copies));
+        continue;
+      }
       if (!isSplit(x)) {
         buffers.push(this.toDevice(x));
         continue;
@@ -237,12 +309,13 @@ export class GpuExecutor implements Executor {
       result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       buffers.push(result);
     }
-    device.queue.submit([encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
+    device.queue.submit([copies.finish(), encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
     ub.destroy();
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
       r.host = false;
       this.deviceOnly.add(arr);
+      this.bump(arr);
     }
     if (!result) return [];
     const out = Array.from(new Uint32Array(await this.readBack(result, call.resultWords! * 4)));

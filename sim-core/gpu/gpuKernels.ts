@@ -31,14 +31,38 @@ export interface Split {
   parts: number;
 }
 
+/**
+ * Read-only arrays bound together as one storage buffer, each at a word offset (`packOffsets`),
+ * so that a kernel reading many columns stays within the adapter's storage bindings per shader
+ * (WebGPU's default is 8). The executor keeps the packed buffer and refreshes a member only when
+ * that array changed since (sim-core/gpu/executor.ts); the shader must not write them.
+ */
+export interface Pack {
+  pack: TypedArray[];
+}
+
+/** Word offset of each member of a pack: members follow each other, each padded to whole words. */
+export function packOffsets(members: readonly TypedArray[]): number[] {
+  const out: number[] = [];
+  let w = 0;
+  for (const m of members) {
+    out.push(w);
+    w += Math.ceil(m.byteLength / 4);
+  }
+  return out;
+}
+
+/** Bytes of a pack's buffer. */
+export const packBytes = (members: readonly TypedArray[]) => members.reduce((n, m) => n + Math.ceil(m.byteLength / 4) * 4, 0);
+
 export interface GpuCall {
   shader: string;
   /** Rows of the grid (words for packed kernels). */
   gridRows: number;
   /** Uniform words after (gridRows, stride). */
   params: number[];
-  /** Storage bindings 1.. in order (a split array takes `parts` of them). */
-  arrays: Array<TypedArray | Split>;
+  /** Storage bindings 1.. in order (a split array takes `parts` of them, a pack one). */
+  arrays: Array<TypedArray | Split | Pack>;
   /** Those of `arrays` the shader writes. */
   writes: TypedArray[];
   /**
@@ -87,10 +111,10 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   const parts = splitParts(gpu.limits);
   const call = build(k, a, rows, partBytes, parts);
   if (!call) return undefined;
-  const fits = (x: TypedArray | Split) =>
-    isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
+  const fits = (x: TypedArray | Split | Pack) =>
+    isPack(x) ? packBytes(x.pack) <= maxBinding : isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
   // A shader with more storage bindings than the adapter allows would not compile.
-  const bindings = call.arrays.reduce((n, x) => n + (isSplit(x) ? x.parts : 1), call.resultWords ? 1 : 0);
+  const bindings = call.arrays.reduce((n, x) => n + (!isPack(x) && isSplit(x) ? x.parts : 1), call.resultWords ? 1 : 0);
   return bindings <= gpu.limits.maxStorageBuffersPerShaderStage && call.arrays.every(fits) ? call : undefined;
 }
 
@@ -116,7 +140,8 @@ export function registerGpuKernel(decl: { name: string; module: string }, build:
   registered.set(keyOfKernel(decl), build);
 }
 
-export const isSplit = (x: TypedArray | Split): x is Split => 'split' in x;
+export const isSplit = (x: TypedArray | Split | Pack): x is Split => 'split' in x;
+export const isPack = (x: TypedArray | Split | Pack): x is Pack => 'pack' in x;
 
 function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number, parts: number): GpuCall | undefined {
   const part = partBytes / 4;

@@ -12,6 +12,7 @@ import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
+import { kernels as core } from '../../../sim-core/kernels.ts';
 import { POISSON_COUNT_WGSL } from '../../../platform/gpuKernels.ts';
 import { A, kernels as K, poissonCount32 } from '../../../platform/kernels.ts';
 import { NPARAMS, P } from '../../../platform/behaviour.ts';
@@ -264,6 +265,79 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       expect(new Set(mine.cluster).size).toBeGreaterThan(20);
       expect(mine.cluster[rows]).toBe(0xee);
       expect(exec.counts.gpu.get('postContent')).toBe(1);
+    });
+  });
+
+  it("a pack follows its members: exposure's packed inputs rewritten by a GPU kernel, by the host (hostWrote) and by a CPU kernel, and moved by a member before them changing length", async () => {
+    const users = 6000;
+    const rows = 3000;
+    const F = 6;
+    const posts = 4000;
+    const archetypes = 12;
+    const behaviour = sharedArray('f32', archetypes * NPARAMS);
+    for (let k = 0; k < archetypes; k++) {
+      behaviour[k * NPARAMS + P.eps] = 0.2 + 0.1 * k;
+      behaviour[k * NPARAMS + P.mu] = 0.3;
+      behaviour[k * NPARAMS + P.backfire] = 0.1;
+    }
+    const stance = sharedArray('f32', posts);
+    for (let i = 0; i < posts; i++) stance[i] = 2 * (hash(51, i) / 2 ** 32) - 1;
+    const table = sharedArray('u16', 2);
+    table.set([3, 9]);
+    const group = sharedArray('u8', users);
+    for (let u = 0; u < users; u++) group[u] = u & 1;
+    // Each backend gets its own copies of the inputs, changed the same way.
+    const inputs = () => {
+      const active = sharedArray('i32', rows);
+      for (let k = 0; k < rows; k++) active[k] = 2 * k;
+      const feed = sharedArray('i32', rows * F);
+      const feed2 = sharedArray('i32', rows * F);
+      for (let j = 0; j < rows * F; j++) [feed[j], feed2[j]] = [hash(52, j) % posts, hash(53, j) % posts];
+      const feedLen = sharedArray('u8', rows);
+      for (let k = 0; k < rows; k++) feedLen[k] = hash(54, k) % (F + 1);
+      const archetype = sharedArray('u16', users);
+      for (let u = 0; u < users; u++) archetype[u] = hash(55, u) % archetypes;
+      const opinion = sharedArray('f32', users);
+      for (let u = 0; u < users; u++) opinion[u] = 2 * (hash(56, u) / 2 ** 32) - 1;
+      return { active, feed, feed2, feedLen, archetype, opinion, rowDist: sharedArray('f32', rows) };
+    };
+    const sequence = async (exec: Executor) => {
+      const x = inputs();
+      const out: Buffer[] = [];
+      const exposure = async () => {
+        const args = { active: x.active, feed: x.feed, feedFlags: x.feedLen, feedLen: x.feedLen, feedSize: F, base: 0, stance, archetype: x.archetype, behaviour, backfireDistance: 1.5, opinion: x.opinion, rowDist: x.rowDist };
+        await exec.run(K.exposure, args, rows);
+        await exec.sync?.();
+        out.push(Buffer.from(x.opinion.slice().buffer), Buffer.from(x.rowDist.slice().buffer));
+      };
+      await exposure();
+      // A member written by a kernel that runs on the device (copy has a WGSL version).
+      await exec.run(core.copy, { src: x.feed2, out: x.feed }, rows * F);
+      await exposure();
+      // A member written in plain JavaScript, announced.
+      for (let k = 0; k < rows; k++) x.feedLen[k] = (x.feedLen[k] + 3) % (F + 1);
+      exec.hostWrote?.(x.feedLen);
+      await exposure();
+      // A member written by a kernel that runs on the CPU (broadcast has no WGSL version).
+      await exec.run(core.broadcast, { table, group, out: x.archetype }, users);
+      await exposure();
+      // A longer active list (a new array, as each step's is), then the shorter one again (the
+      // pack's buffer is kept): the members after it move.
+      const shorter = x.active;
+      x.active = sharedArray('i32', rows + 101);
+      x.active.set(shorter);
+      await exposure();
+      x.active = shorter;
+      await exposure();
+      return out;
+    };
+    await onBoth(async (cpu, exec) => {
+      const want = await sequence(cpu);
+      const got = await sequence(exec);
+      got.forEach((b, i) => expect(b.equals(want[i]), `output ${i >> 1} (${i & 1 ? 'rowDist' : 'opinion'})`).toBe(true));
+      expect(exec.counts.gpu.get('exposure')).toBe(6);
+      expect(exec.counts.gpu.get('copy')).toBe(1);
+      expect(exec.counts.cpu.get('broadcast')).toBe(1);
     });
   });
 });
