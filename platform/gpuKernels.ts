@@ -283,9 +283,9 @@ struct Params { rows: u32, stride: u32, n: u32, dim: u32, topics: u32, max_event
 @group(0) @binding(2) var<storage, read_write> topic: array<u32>;
 @group(0) @binding(3) var<storage, read_write> stance: array<u32>;
 @group(0) @binding(4) var<storage, read_write> cluster: array<u32>;
-// normal32(key, u, d) of sim-core/rng.ts.
-fn normal(u: u32, d: u32) -> u32 {
-  return f_normal_from_hashes(rng_hash(p.key_lo, p.key_hi, u, 2u * d), rng_hash(p.key_lo, p.key_hi, u, 2u * d + 1u));
+// normalPair32(key, u, pair) of sim-core/rng.ts.
+fn normal_pair(u: u32, pair: u32) -> vec2<u32> {
+  return f_normal_pair(rng_hash(p.key_lo, p.key_hi, u, 2u * pair), rng_hash(p.key_lo, p.key_hi, u, 2u * pair + 1u));
 }
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -304,8 +304,10 @@ ${ROW}
     let u = inp[p.o_active + k];
     let t0 = k * p.dim;
     var norm = 0u;
+    var z = vec2<u32>(0u, 0u);
     for (var d = 0u; d < p.dim; d++) {
-      let x = f_add(inp[p.o_interest + u * p.dim + d], f_mul(F_TOPIC_NOISE, normal(u, d + 1u)));
+      if ((d & 1u) == 0u) { z = normal_pair(u, 1u + (d >> 1u)); }
+      let x = f_add(inp[p.o_interest + u * p.dim + d], f_mul(F_TOPIC_NOISE, select(z.x, z.y, (d & 1u) == 1u)));
       topic[t0 + d] = x;
       norm = f_add(norm, f_mul(x, x));
     }
@@ -313,7 +315,7 @@ ${ROW}
     // The CPU's \`sqrt || 1\`: a zero (or NaN) norm divides by 1.
     if ((norm & F_ABS) == 0u || (norm & F_ABS) > 0x7f800000u) { norm = F_ONE; }
     for (var d = 0u; d < p.dim; d++) { topic[t0 + d] = f_div(topic[t0 + d], norm); }
-    var st = f_add(inp[p.o_opinion + u], f_mul(F_STANCE_NOISE, normal(u, 0u)));
+    var st = f_add(inp[p.o_opinion + u], f_mul(F_STANCE_NOISE, normal_pair(u, 0u).x));
     if (f_lt(st, F_ONE | F_SIGN)) { st = F_ONE | F_SIGN; } else if (f_lt(F_ONE, st)) { st = F_ONE; }
     stance[k] = st;
     var best = 0u;

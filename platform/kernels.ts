@@ -5,7 +5,7 @@
  * a per-row draw number.
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
-import { normal32, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
+import { normalPair32, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
 import { expf32, sqrtf32 } from '../sim-core/f32math.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
@@ -395,7 +395,7 @@ export const STANCE_NOISE = 0.1;
  * opinion plus N(0, 0.1^2), clamped to [-1, 1]; and the topic cluster (the nearest prototype).
  * Draws are keyed by user, so all of a user's posts in one step share them. Rows without a post
  * event are left as they are. Float32 throughout, each operation rounded as the GPU rounds it
- * (normal32 and sqrtf32 of sim-core; platform/gpuKernels.ts gives the same bytes on the device).
+ * (normalPair32 and sqrtf32 of sim-core; platform/gpuKernels.ts gives the same bytes on the device).
  */
 const postContent = kernel(
   {
@@ -408,20 +408,25 @@ const postContent = kernel(
     const { interest: I, topic: T, dim: D, key } = a;
     const topicNoise = f(TOPIC_NOISE);
     const stanceNoise = f(STANCE_NOISE);
+    const z = new Float32Array(2);
     for (let k = start; k < end; k++) {
       let posts = false;
       for (let e = 0; e < a.evCount[k] && !posts; e++) posts = a.evAction[k * a.maxEvents + e] === A.post;
       if (!posts) continue;
       const u = a.active[k];
+      // Normal pair 0 gives the stance's noise (its first value); pairs 1, 2, ... the topic's, two
+      // components each.
       let norm = 0;
       for (let d = 0; d < D; d++) {
-        const x = f(I[u * D + d] + f(topicNoise * normal32(key, u, d + 1)));
+        if ((d & 1) === 0) normalPair32(key, u, 1 + (d >> 1), z, 0);
+        const x = f(I[u * D + d] + f(topicNoise * z[d & 1]));
         T[k * D + d] = x;
         norm = f(norm + f(x * x));
       }
       norm = sqrtf32(norm) || 1;
       for (let d = 0; d < D; d++) T[k * D + d] = f(T[k * D + d] / norm);
-      const st = f(a.opinion[u] + f(stanceNoise * normal32(key, u, 0)));
+      normalPair32(key, u, 0, z, 0);
+      const st = f(a.opinion[u] + f(stanceNoise * z[0]));
       a.stance[k] = st < -1 ? -1 : st > 1 ? 1 : st;
       a.cluster[k] = nearestPrototype(a.prototypes, a.topics, D, T, k * D);
     }

@@ -1,5 +1,5 @@
 /**
- * exp2, exp, log2, pow, sqrt, cos (of a turn) and a normal draw in float32, defined as a fixed
+ * exp2, exp, log2, pow, sqrt, sin and cos (of a turn) and normal draws in float32, defined as a fixed
  * sequence of float32 operations (each rounded to nearest even) so that the GPU's twin (gpu/softmath.wgsl.ts, the same sequence in the
  * software f32 of gpu/softfloat.wgsl.ts) gives the same bits. Math.exp and Math.pow differ between
  * engines and none exists in WGSL with a defined result, so kernels whose output must not depend
@@ -118,12 +118,12 @@ export const COS_COEFFS = [1, -1 / 2, 1 / 24, -1 / 720, 1 / 40320].map(f);
 const HALF_PI = f(Math.PI / 2);
 
 /**
- * cos(2 pi h / 2^32) in float32 for a u32 h (a turn in 2^32 steps): the quadrant and the position
- * in it come from h's integer bits, a position past an eighth of a turn is reflected, and sin or
- * cos of the angle a in [0, pi/4] comes from its Taylor polynomial (degree 9 and 8, truncation
- * below 4e-9) in float32; within a few units of 1e-7.
+ * cos and sin of 2 pi h / 2^32 in float32 for a u32 h (a turn in 2^32 steps), into out[at] and
+ * out[at + 1]: the quadrant and the position in it come from h's integer bits, a position past an
+ * eighth of a turn is reflected, and sin and cos of the angle a in [0, pi/4] come from their Taylor
+ * polynomials (degree 9 and 8, truncation below 4e-9) in float32; within a few units of 1e-7.
  */
-export function cosTurns32(h: number): number {
+export function sinCosTurns32(h: number, out: Float32Array, at: number): void {
   const q = h >>> 30;
   let r = h & 0x3fffffff;
   const flip = r > 0x20000000;
@@ -140,17 +140,21 @@ export function cosTurns32(h: number): number {
   // The angle in the quadrant is a, or pi/2 - a when reflected.
   const cq = flip ? s : c;
   const sq = flip ? c : s;
-  return q === 0 ? cq : q === 1 ? -sq : q === 2 ? -cq : sq;
+  out[at] = q === 0 ? cq : q === 1 ? -sq : q === 2 ? -cq : sq;
+  out[at + 1] = q === 0 ? sq : q === 1 ? cq : q === 2 ? -sq : -cq;
 }
 
 const LN2 = f(Math.LN2);
 
 /**
- * A standard normal in float32 from two u32 draws, by Box-Muller: u1 = 1 - h1 / 2^32 rounded to
- * float32 (in (0, 1]), sqrt(-2 ln u1) cos(2 pi h2 / 2^32), every step above in float32.
+ * Two independent standard normals in float32 from two u32 draws, by Box-Muller, into out[at]
+ * and out[at + 1]: u1 = 1 - h1 / 2^32 rounded to float32 (in (0, 1]), r = sqrt(-2 ln u1), then
+ * r cos(2 pi h2 / 2^32) and r sin(2 pi h2 / 2^32), every step in float32.
  */
-export function normalFromHashes32(h1: number, h2: number): number {
+export function normalPairFromHashes32(h1: number, h2: number, out: Float32Array, at: number): void {
   const u1 = h1 === 0 ? 1 : f(f(4294967296 - h1) * 2 ** -32);
-  const ln = f(log2f32(u1) * LN2);
-  return f(sqrtf32(f(-2 * ln)) * cosTurns32(h2));
+  const r = sqrtf32(f(-2 * f(log2f32(u1) * LN2)));
+  sinCosTurns32(h2, out, at);
+  out[at] = f(r * out[at]);
+  out[at + 1] = f(r * out[at + 1]);
 }

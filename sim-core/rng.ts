@@ -15,7 +15,7 @@
  * of the row decorrelates neighbouring rows. Every step is a 32-bit integer operation, so the same
  * function can be written in WGSL with equal outputs.
  */
-import { normalFromHashes32 } from './f32math.ts';
+import { normalPairFromHashes32 } from './f32math.ts';
 
 /** lowbias32: bijective 32-bit integer mixer (Wellons 2018). Returns an unsigned 32-bit integer. */
 export function mix32(x: number): number {
@@ -113,11 +113,12 @@ export function below(key: number, row: number, n: number, draw = 0): number {
 }
 
 /**
- * normal(key, row, draw) in float32, from the same two draws (f32math.ts `normalFromHashes32`):
- * for kernels whose output must not depend on the backend (the GPU computes the same bits).
+ * Two standard normals in float32 for (key, row, pair), from draws 2 pair and 2 pair + 1 (f32math.ts
+ * `normalPairFromHashes32`), into out[at] and out[at + 1]: for kernels whose output must not depend
+ * on the backend (the GPU computes the same bits).
  */
-export function normal32(key: number, row: number, draw = 0): number {
-  return normalFromHashes32(hash(key, row, 2 * draw), hash(key, row, 2 * draw + 1));
+export function normalPair32(key: number, row: number, pair: number, out: Float32Array, at: number): void {
+  normalPairFromHashes32(hash(key, row, 2 * pair), hash(key, row, 2 * pair + 1), out, at);
 }
 
 /** Standard normal for (key, row, draw) by Box-Muller over two independent draws. */

@@ -1,5 +1,5 @@
 /**
- * The float32 exp2, exp, log2, pow, sqrt, cos of a turn and normal draw of sim-core/f32math.ts in WGSL: the same sequence of float32
+ * The float32 exp2, exp, log2, pow, sqrt, sin and cos of a turn and normal pair of sim-core/f32math.ts in WGSL: the same sequence of float32
  * operations, each through the software f32 of softfloat.wgsl.ts, so results equal the CPU's bit
  * for bit (tests/sim-core/gpu/softmath.test.ts). Arguments are finite float32 bit patterns; see
  * f32math.ts for the method and its accuracy. Needs RNG_WGSL (mulhi) and SOFTFLOAT_WGSL before it.
@@ -99,9 +99,9 @@ fn f_sqrt(x: u32) -> u32 {
   return y;
 }
 
-// cos(2 pi h / 2^32): quadrant and position from h's bits, reflected past an eighth of a turn,
-// Taylor polynomials of sin and cos on [0, pi/4].
-fn f_cos_turns(h: u32) -> u32 {
+// (cos, sin) of 2 pi h / 2^32: quadrant and position from h's bits, reflected past an eighth of
+// a turn, Taylor polynomials of sin and cos on [0, pi/4].
+fn f_sin_cos_turns(h: u32) -> vec2<u32> {
   let q = h >> 30u;
   var r = h & 0x3fffffffu;
   let flip = r > 0x20000000u;
@@ -119,19 +119,20 @@ fn f_cos_turns(h: u32) -> u32 {
   let cq = select(c, s, flip);
   let sq = select(s, c, flip);
   switch q {
-    case 0u: { return cq; }
-    case 1u: { return sq ^ F_SIGN; }
-    case 2u: { return cq ^ F_SIGN; }
-    default: { return sq; }
+    case 0u: { return vec2<u32>(cq, sq); }
+    case 1u: { return vec2<u32>(sq ^ F_SIGN, cq); }
+    case 2u: { return vec2<u32>(cq ^ F_SIGN, sq ^ F_SIGN); }
+    default: { return vec2<u32>(sq, cq ^ F_SIGN); }
   }
 }
 
-// Box-Muller from two draws: u1 = 1 - h1 / 2^32 in float32 (0x2f800000 is 2^-32), then
-// sqrt(-2 ln u1) cos(2 pi h2 / 2^32).
-fn f_normal_from_hashes(h1: u32, h2: u32) -> u32 {
+// Box-Muller's two normals from two draws: u1 = 1 - h1 / 2^32 in float32 (0x2f800000 is 2^-32),
+// r = sqrt(-2 ln u1), then r cos and r sin of 2 pi h2 / 2^32.
+fn f_normal_pair(h1: u32, h2: u32) -> vec2<u32> {
   var u1 = F_ONE;
   if (h1 != 0u) { u1 = f_mul(f_from_u32(0u - h1), 0x2f800000u); }
-  let ln = f_mul(f_log2(u1), F_LN2);
-  return f_mul(f_sqrt(f_mul(0xc0000000u, ln)), f_cos_turns(h2));
+  let r = f_sqrt(f_mul(0xc0000000u, f_mul(f_log2(u1), F_LN2)));
+  let cs = f_sin_cos_turns(h2);
+  return vec2<u32>(f_mul(r, cs.x), f_mul(r, cs.y));
 }
 `;

@@ -4,7 +4,7 @@
  * checks that the GPU twin gives the same bits.
  */
 import { describe, expect, it } from 'vitest';
-import { cosTurns32, exp2f32, expf32, log2f32, normalFromHashes32, powf32, sqrtf32 } from '../../sim-core/f32math.ts';
+import { exp2f32, expf32, log2f32, normalPairFromHashes32, powf32, sinCosTurns32, sqrtf32 } from '../../sim-core/f32math.ts';
 import { hash } from '../../sim-core/rng.ts';
 
 const f = Math.fround;
@@ -60,7 +60,7 @@ describe('float32 math', () => {
     expect(powf32(0, -1)).toBe(Infinity);
   });
 
-  it('sqrt is within 1.2e-7 relative over the normal range, keeps signed zeros and infinity; cos of a turn within 2.5e-7', () => {
+  it('sqrt is within 1.2e-7 relative over the normal range, keeps signed zeros and infinity; sin and cos of a turn within 2.5e-7', () => {
     for (const x of [...spread(50_000, 0, 50, 7), ...spread(20_000, 1e-30, 1e-20, 8), f(2 ** -126), f(3e38)]) {
       if (x === 0) continue;
       expect(Math.abs(sqrtf32(x) - Math.sqrt(x)) / Math.sqrt(x), `sqrt ${x}`).toBeLessThan(1.2e-7);
@@ -71,30 +71,43 @@ describe('float32 math', () => {
     expect(sqrtf32(-1)).toBeNaN();
     expect(sqrtf32(4)).toBe(2);
     let w = 0;
+    const cs = new Float32Array(2);
     for (let i = 0; i < 200_000; i++) {
       const h = i < 16 ? [0, 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30, 2 ** 31, 3 * 2 ** 30, 2 ** 32 - 1, 2 ** 30 - 1, 2 ** 29 - 1, 5 * 2 ** 29, 7 * 2 ** 29, 2 ** 31 - 1, 2 ** 31 + 1, 2 ** 28, 2 ** 32 - 2 ** 28][i] : hash(9, i);
-      w = Math.max(w, Math.abs(cosTurns32(h) - Math.cos((2 * Math.PI * h) / 2 ** 32)));
+      sinCosTurns32(h, cs, 0);
+      const t = (2 * Math.PI * h) / 2 ** 32;
+      w = Math.max(w, Math.abs(cs[0] - Math.cos(t)), Math.abs(cs[1] - Math.sin(t)));
     }
     expect(w).toBeLessThan(2.5e-7);
   });
 
-  it('normal draws from hash pairs have mean 0, variance 1 and normal tails', () => {
-    const n = 400_000;
-    let m = 0;
-    let v = 0;
+  it('normal pairs from hash pairs: each value has mean 0, variance 1 and normal tails, and the two are uncorrelated', () => {
+    const n = 200_000;
+    const z = new Float32Array(2);
+    const m = [0, 0];
+    const v = [0, 0];
     let tail = 0;
+    let cross = 0;
     for (let i = 0; i < n; i++) {
-      const z = normalFromHashes32(hash(10, i), hash(10, i, 1));
-      m += z;
-      v += z * z;
-      if (Math.abs(z) > 1.96) tail++;
+      normalPairFromHashes32(hash(10, i), hash(10, i, 1), z, 0);
+      for (const j of [0, 1]) {
+        m[j] += z[j];
+        v[j] += z[j] * z[j];
+        if (Math.abs(z[j]) > 1.96) tail++;
+      }
+      cross += z[0] * z[1];
     }
-    expect(Math.abs(m / n)).toBeLessThan(0.01);
-    expect(Math.abs(v / n - 1)).toBeLessThan(0.01);
+    for (const j of [0, 1]) {
+      expect(Math.abs(m[j] / n)).toBeLessThan(0.012);
+      expect(Math.abs(v[j] / n - 1)).toBeLessThan(0.012);
+    }
+    expect(Math.abs(cross / n)).toBeLessThan(0.012);
     // P(|Z| > 1.96) = 0.05.
-    expect(Math.abs(tail / n - 0.05)).toBeLessThan(0.002);
+    expect(Math.abs(tail / (2 * n) - 0.05)).toBeLessThan(0.002);
     // The extremes: h1 = 0 gives u1 = 1, so 0; the largest h1 gives the largest |z| (about 6.7).
-    expect(Math.abs(normalFromHashes32(0, 123))).toBe(0);
-    expect(Math.abs(normalFromHashes32(2 ** 32 - 1, 0) - Math.sqrt(-2 * Math.log(2 ** -32)))).toBeLessThan(1e-5);
+    normalPairFromHashes32(0, 123, z, 0);
+    expect([Math.abs(z[0]), Math.abs(z[1])]).toEqual([0, 0]);
+    normalPairFromHashes32(2 ** 32 - 1, 0, z, 0);
+    expect(Math.abs(z[0] - Math.sqrt(-2 * Math.log(2 ** -32)))).toBeLessThan(1e-5);
   });
 });

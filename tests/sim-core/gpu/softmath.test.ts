@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { hash } from '../../../sim-core/rng.ts';
-import { bitsOf32, cosTurns32, exp2f32, expf32, fromBits32, log2f32, normalFromHashes32, powf32, sqrtf32 } from '../../../sim-core/f32math.ts';
+import { bitsOf32, exp2f32, expf32, fromBits32, log2f32, normalPairFromHashes32, powf32, sinCosTurns32, sqrtf32 } from '../../../sim-core/f32math.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
@@ -44,18 +44,29 @@ describe.skipIf(!gpu)(`float32 math on WebGPU (${gpu?.adapter})`, () => {
     expect(bad).toEqual([]);
   });
 
-  it('sqrt, cos of a turn and the normal draw give the CPU bits', async () => {
-    const shader = opsShader(`${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTMATH_WGSL}`, ['f_sqrt(a)', 'f_cos_turns(a)', 'f_normal_from_hashes(a, b)']);
-    const cpu = [(a: number) => bitsOf32(sqrtf32(fromBits32(a))), (a: number) => bitsOf32(cosTurns32(a)), (a: number, b: number) => bitsOf32(normalFromHashes32(a, b))];
+  it('sqrt, sin and cos of a turn and the normal pair give the CPU bits', async () => {
+    const shader = opsShader(`${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTMATH_WGSL}`, ['f_sqrt(a)', 'f_sin_cos_turns(a).x', 'f_sin_cos_turns(a).y', 'f_normal_pair(a, b).x', 'f_normal_pair(a, b).y']);
+    const two = new Float32Array(2);
+    const pair = (fn: () => void, j: number) => {
+      fn();
+      return bitsOf32(two[j]);
+    };
+    const cpu = [
+      (a: number) => bitsOf32(sqrtf32(fromBits32(a))),
+      (a: number) => pair(() => sinCosTurns32(a, two, 0), 0),
+      (a: number) => pair(() => sinCosTurns32(a, two, 0), 1),
+      (a: number, b: number) => pair(() => normalPairFromHashes32(a, b, two, 0), 0),
+      (a: number, b: number) => pair(() => normalPairFromHashes32(a, b, two, 0), 1),
+    ];
     const rows: Array<[number, number, number]> = [];
     for (const x of [0, 0x80000000, 1, 0x7fffff, 0x800000, 0x3f800000, 0x40800000, 0x7f7fffff, 0x7f800000, 0x7fc00000, 0xbf800000]) rows.push([x, 0, 0]);
-    for (const h of [0, 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30, 2 ** 31, 3 * 2 ** 30, 2 ** 32 - 1]) rows.push([h, 0, 1], [h, h ^ 0x55555555, 2], [0, h, 2]);
-    for (let i = 0; i < 150_000; i++) rows.push([i % 3 === 0 ? hash(24, i) % 0x7f800000 : hash(24, i), hash(25, i), i % 3]);
+    for (const h of [0, 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30, 2 ** 31, 3 * 2 ** 30, 2 ** 32 - 1]) for (const op of [1, 2, 3, 4]) rows.push([h, h ^ 0x55555555, op], [0, h, op]);
+    for (let i = 0; i < 150_000; i++) rows.push([i % 5 === 0 ? hash(24, i) % 0x7f800000 : hash(24, i), hash(25, i), i % 5]);
     const got = await runOps(gpu!, shader, rows);
     const bad: string[] = [];
     rows.forEach(([a, b, op], i) => {
       const want = cpu[op](a, b);
-      if (got[i] !== want && bad.length < 8) bad.push(`${['sqrt', 'cos', 'normal'][op]}(${a}, ${b}): gpu ${fromBits32(got[i])} cpu ${fromBits32(want)}`);
+      if (got[i] !== want && bad.length < 8) bad.push(`${['sqrt', 'cos', 'sin', 'normal.0', 'normal.1'][op]}(${a}, ${b}): gpu ${fromBits32(got[i])} cpu ${fromBits32(want)}`);
     });
     expect(bad).toEqual([]);
   });
