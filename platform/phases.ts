@@ -326,12 +326,13 @@ export function updatePhase(s: SocialState): Phase {
       );
       const [users = 0, items = 0, inNet = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster, rowDistinct: s.rowDistinct }, rows, { chunkRows: USER_CHUNK });
       // Per-user values, added here in user order: the same totals on every backend and thread count.
-      const [rowDist, rowDistinct] = world.exec.capture ? await world.exec.capture([s.rowDist, s.rowDistinct]) : [s.rowDist, s.rowDistinct];
+      const perUser = [s.rowDist, s.rowDistinct, s.feedLen];
+      const [rowDist, rowDistinct, feedLen] = world.exec.capture ? await world.exec.capture(perUser) : perUser;
       let dist = 0;
       let div = 0;
       for (let k = 0; k < rows; k++) {
         dist += rowDist[k];
-        if (s.feedLen[k] > 0) div += rowDistinct[k] / s.feedLen[k];
+        if (feedLen[k] > 0) div += rowDistinct[k] / feedLen[k];
       }
       const meanDist = items > 0 ? dist / items : 0;
       ctx.metric('feed_items', items);
