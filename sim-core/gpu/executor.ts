@@ -286,10 +286,11 @@ export class GpuExecutor implements Executor {
       const r = this.resident.get(t);
       if (r) r.device = false;
     }
-    const copies = device.createCommandEncoder();
+    // Device-side copies into packs, submitted before the kernel (only calls with packs need one).
+    const copies = call.arrays.some(isPack) ? device.createCommandEncoder() : undefined;
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.hostTables ?? [], copies));
+        buffers.push(this.packBuffer(x, call.hostTables ?? [], copies!));
         continue;
       }
       if (!isSplit(x)) {
@@ -309,7 +310,8 @@ export class GpuExecutor implements Executor {
       result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       buffers.push(result);
     }
-    device.queue.submit([copies.finish(), encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish()]);
+    const pass = encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish();
+    device.queue.submit(copies ? [copies.finish(), pass] : [pass]);
     ub.destroy();
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
