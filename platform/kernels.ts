@@ -6,7 +6,8 @@
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { normalPair32, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/rng.ts';
-import { expf32, sqrtf32 } from '../sim-core/f32math.ts';
+import { expf32, powf32, sqrtf32 } from '../sim-core/f32math.ts';
+import { sharedArray } from '../sim-core/table.ts';
 import { NPARAMS, P } from './behaviour.ts';
 
 /** Action codes, as in events.arrow's `action` dictionary. */
@@ -67,23 +68,19 @@ export function poissonCount32(lambda: number, hash: number): number {
   return n;
 }
 
-/** The Poisson(lambda) count whose CDF first exceeds u (at most 255). */
-function poissonCount(lambda: number, u: number): number {
-  if (!(lambda > 0)) return 0;
-  let p = Math.exp(-lambda);
-  let cdf = p;
-  let n = 0;
-  while (u >= cdf && n < 255) {
-    n++;
-    p *= lambda / n;
-    cdf += p;
-  }
-  return n;
-}
-
-/** The probability that an event of per-session probability p happens in at least one of n sessions. */
-function inSessions(p: number, n: number): number {
-  return n === 1 || p <= 0 ? p : p >= 1 ? 1 : 1 - Math.pow(1 - p, n);
+/**
+ * The probability that an event of per-session probability p (float32, in [0, 1]) happens in at
+ * least one of n sessions: 1 - (1 - p)^n, the power by repeated float32 multiplication (n is small:
+ * most users have one session in a step), as the GPU's act computes it.
+ */
+export function inSessions32(p: number, n: number): number {
+  if (n === 1 || p <= 0) return p;
+  if (p >= 1) return 1;
+  const f = Math.fround;
+  const q = f(1 - p);
+  let r = q;
+  for (let i = 1; i < n; i++) r = f(r * q);
+  return f(1 - r);
 }
 
 /** What every per-active-user kernel reads: who is online and what each was shown (state.ts `feedArgs`). */
@@ -121,19 +118,49 @@ const ACT = {
     sessions: 'u8',
     activity: 'f32',
     postStep: 'i32',
+    /** Attention by post age in steps (attentionTable); covers every post in the table. */
+    attention: 'f32',
+    /** SOCIAL_PROOF. */
+    socialProof: 'f32',
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
-  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'stepHours', 'attentionScale', 'attentionExponent', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
+  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
-/** Post ages (in steps) whose attention the act kernel keeps per chunk: a 48-hour window at 15-minute steps is 192. */
-const ATTENTION_AGES = 1024;
+/**
+ * The attention a post draws at an age of t steps, for t = 0 .. ages - 1, as float32: exp(-scale x
+ * h^exponent) at h = (t - 0.5) x stepHours hours (from the middle of the step it was posted in; 0
+ * for t = 0), 1 when scale is 0 (platform.attention). A table of the host's, read by act on either
+ * backend, so Math's exp and pow are fine here.
+ */
+export function attentionTable(ages: number, scale: number, exponent: number, stepHours: number): Float32Array {
+  const out = sharedArray('f32', ages);
+  for (let t = 0; t < ages; t++) {
+    const h = (t - 0.5) * stepHours;
+    out[t] = scale === 0 ? 1 : Math.exp(-scale * Math.pow(h > 0 ? h : 0, exponent));
+  }
+  return out;
+}
+
+/**
+ * Social proof from an item's visible counters, sp = min(1, log10(1 + c) / 3) for c = likes + 2
+ * reposts, as float32 for c < 999 (from c = 999 on it is 1): act reads this table on either backend.
+ */
+export const SOCIAL_PROOF = sharedArray('f32', 999);
+for (let c = 0; c < SOCIAL_PROOF.length; c++) SOCIAL_PROOF[c] = Math.min(1, Math.log10(1 + c) / 3);
 
 /** Original posts one user makes in one step at most (the event buffer's room for them). */
 export const MAX_POSTS_PER_STEP = 8;
+
+/**
+ * Event slots per active user: per feed item at most 8 events (like or dislike, repost, quote,
+ * comment, report, mute, unfollow), then the posts and one follow; rounded up to whole 4-byte words,
+ * so that on the GPU each user's action bytes are words of its own.
+ */
+export const maxEventsFor = (feedSize: number) => Math.ceil((feedSize * 8 + MAX_POSTS_PER_STEP + 1) / 4) * 4;
 
 /** Writes one event into the user's slot of the event buffer; returns the slot's new count. */
 function emit(a: ActArgs, slot: number, count: number, action: number, target: number): number {
@@ -151,12 +178,11 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
 /**
  * Each active user reads its feed and samples actions per item from its archetype's parameters x
  * item features: stance agreement a = 1 - |opinion - stance| / 2, topic match m = (1 + cos) / 2,
- * social proof from visible counters, whether the author is followed, the displayed score (herding
- * and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x novelty)), and
- * flags (a fact-check label or many reports scale likes, reshares and reports by platform.labels;
- * state.ts gives the sources of these parameters), all scaled by the attention an item still draws
- * at its age t (hours, from the middle of the step it was posted in): exp(-attentionScale x
- * t^attentionExponent) (platform.attention). A user reads one feed per step; with n sessions
+ * social proof from visible counters (SOCIAL_PROOF), whether the author is followed, the displayed
+ * score (herding and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x
+ * novelty)), and flags (a fact-check label or many reports scale likes, reshares and reports by
+ * platform.labels; state.ts gives the sources of these parameters), all scaled by the attention an
+ * item still draws at its age (attentionTable). A user reads one feed per step; with n sessions
  * in the step each item's probabilities are per session, so an action happens with probability
  * 1 - (1 - p)^n. It makes Poisson(n x min(1, post x (activity / activityRef)^postExponent)) original
  * posts (at most MAX_POSTS_PER_STEP): per session more active users post more (state.ts gives the
@@ -164,24 +190,36 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * (preferential attachment: most followers among two friends-of-friends and the out-of-network
  * authors in its feed). Actions go to the user's slot of the event buffer, applied later in user
  * order.
+ *
+ * The arithmetic is float32, each operation rounded as the GPU's software f32 rounds it, products
+ * taken left to right as written (platform/gpuKernels.ts runs this kernel on the device with the
+ * same bytes); a draw is taken when hash / 2^32 is below the float32 probability.
  */
 const act = kernel(ACT, (a, start, end): number[] => {
+  const f = Math.fround;
   const F = a.feedSize;
   const D = a.dim;
   const B = a.behaviour;
-  // Attention depends only on the post's age in steps: computed once per age and chunk (NaN: not
-  // yet), for ages within the table; others directly.
-  const attention = new Float64Array(ATTENTION_AGES).fill(NaN);
+  const Att = a.attention;
+  const SP = a.socialProof;
+  const labelLike = f(a.labelLike);
+  const labelReshare = f(a.labelReshare);
+  const labelReport = f(a.labelReport);
+  const herding = f(a.herding);
+  const correction = f(a.correction);
+  const voteScale = f(a.voteScale);
+  const noveltyWeight = f(a.noveltyWeight);
+  const activityRef = f(a.activityRef);
+  const postExponent = f(a.postExponent);
+  const followedShare = f(1.2);
   // The feed items' post fields, gathered per user before the draws (see below).
   const gAuthor = new Int32Array(F);
-  const gStance = new Float64Array(F);
-  const gDot = new Float64Array(F);
-  const gLikes = new Int32Array(F);
-  const gDislikes = new Int32Array(F);
-  const gReposts = new Int32Array(F);
+  const gStance = new Float32Array(F);
+  const gDot = new Float32Array(F);
+  const gProof = new Int32Array(F);
+  const gScore = new Int32Array(F);
   const gFlags = new Uint8Array(F);
-  const gTreat = new Int32Array(F);
-  const gNovelty = new Float64Array(F);
+  const gNovelty = new Float32Array(F);
   const gSteps = new Int32Array(F);
   let events = 0;
   for (let k = start; k < end; k++) {
@@ -206,61 +244,67 @@ const act = kernel(ACT, (a, start, end): number[] => {
       gAuthor[s] = a.author[r];
       gStance[s] = a.stance[r];
       let dot = 0;
-      for (let d = 0; d < D; d++) dot += a.interest[u * D + d] * a.topic[r * D + d];
+      for (let d = 0; d < D; d++) dot = f(dot + f(a.interest[u * D + d] * a.topic[r * D + d]));
       gDot[s] = dot;
-      gLikes[s] = a.likes[r];
-      gDislikes[s] = a.dislikes[r];
-      gReposts[s] = a.reposts[r];
+      gProof[s] = a.likes[r] + 2 * a.reposts[r];
+      gScore[s] = a.likes[r] - a.dislikes[r] + a.treatVote[r];
       gFlags[s] = a.flags[r];
-      gTreat[s] = a.treatVote[r];
       gNovelty[s] = a.novelty[r];
       gSteps[s] = a.step - a.postStep[r];
     }
     for (let s = 0; s < len; s++) {
       const id = a.feed[k * F + s];
       const au = gAuthor[s];
-      const agree = 1 - Math.abs(x - gStance[s]) / 2;
-      const m = (1 + gDot[s]) / 2;
-      const sp = Math.min(1, Math.log10(1 + gLikes[s] + 2 * gReposts[s]) / 3);
+      const d = f(x - gStance[s]);
+      const agree = f(1 - f((d < 0 ? -d : d) * 0.5));
+      const m05 = f(0.5 + f(f(1 + gDot[s]) * 0.5));
+      const c = gProof[s];
+      const sp1 = f(1 + (c >= 0 && c < SP.length ? SP[c] : 1));
       const followed = a.feedFlags[k * F + s] === 1;
       // Fact-check label (2) or many reports (4).
       const flagged = (gFlags[s] & 6) !== 0;
-      const lLike = flagged ? a.labelLike : 1;
-      const lShare = flagged ? a.labelReshare : 1;
+      const lLike = flagged ? labelLike : 1;
+      const lShare = flagged ? labelReshare : 1;
       // Displayed score -> herding (follow its sign) and correction (counter a negative score).
-      let g = (gLikes[s] - gDislikes[s] + gTreat[s]) / a.voteScale;
+      let g = f(gScore[s] / voteScale);
       g = g > 1 ? 1 : g < -1 ? -1 : g;
-      const up = g > 0 ? 1 + a.herding * g : 1 - a.correction * g;
-      const down = g < 0 ? 1 - a.herding * g : 1;
-      const nov = gNovelty[s] === 0 ? 1 : Math.exp(a.noveltyWeight * gNovelty[s]);
-      const dis = (1 - agree) * (1 - agree) * 4;
+      const up = g > 0 ? f(1 + f(herding * g)) : f(1 - f(correction * g));
+      const down = g < 0 ? f(1 - f(herding * g)) : 1;
+      const nov = gNovelty[s] === 0 ? 1 : expf32(f(noveltyWeight * gNovelty[s]));
+      const ag1 = f(1 - agree);
+      const dis = f(f(ag1 * ag1) * 4);
       const steps = gSteps[s];
-      let att = steps >= 0 && steps < ATTENTION_AGES ? attention[steps] : NaN;
-      if (att !== att) {
-        const age = (steps - 0.5) * a.stepHours;
-        att = a.attentionScale === 0 ? 1 : Math.exp(-a.attentionScale * Math.pow(age > 0 ? age : 0, a.attentionExponent));
-        if (steps >= 0 && steps < ATTENTION_AGES) attention[steps] = att;
-      }
+      if (!(steps >= 0 && steps < Att.length)) throw new Error(`act: attention table of ${Att.length} ages misses a post ${steps} steps old`);
+      const att = Att[steps];
       const u0 = draw;
       draw += 8;
-      if (rowDraw(rs, u0) / 4294967296 < inSessions(clamp01(att * B[pb + P.like] * (0.5 + agree) * (0.5 + m) * (1 + sp) * lLike * up), n)) ne = emit(a, eb, ne, 1, id);
-      else if (rowDraw(rs, u0 + 1) / 4294967296 < inSessions(clamp01(att * B[pb + P.dislike] * (1.5 - agree) * (0.5 + m) * down), n)) ne = emit(a, eb, ne, 2, id);
-      if (rowDraw(rs, u0 + 2) / 4294967296 < inSessions(clamp01(att * B[pb + P.repost] * 2 * agree * agree * (0.5 + m) * (1 + sp) * (followed ? 1.2 : 1) * lShare * nov), n)) ne = emit(a, eb, ne, 3, id);
-      if (rowDraw(rs, u0 + 3) / 4294967296 < inSessions(clamp01(att * B[pb + P.quote] * (0.5 + m) * (1 + sp) * lShare * nov), n)) ne = emit(a, eb, ne, 4, id);
-      if (rowDraw(rs, u0 + 4) / 4294967296 < inSessions(clamp01(att * B[pb + P.comment] * (0.5 + m) * (1 + sp)), n)) ne = emit(a, eb, ne, 5, id);
-      if (rowDraw(rs, u0 + 5) / 4294967296 < inSessions(clamp01(att * B[pb + P.report] * dis * (flagged ? a.labelReport : 1)), n)) ne = emit(a, eb, ne, 6, id);
-      if (rowDraw(rs, u0 + 6) / 4294967296 < inSessions(clamp01(att * B[pb + P.mute] * dis), n)) ne = emit(a, eb, ne, 7, au);
-      if (followed && rowDraw(rs, u0 + 7) / 4294967296 < inSessions(clamp01(att * B[pb + P.unfollow] * dis), n)) ne = emit(a, eb, ne, 8, au);
+      // Each probability is a float32 product taken left to right.
+      const pLike = f(f(f(f(f(f(att * B[pb + P.like]) * f(0.5 + agree)) * m05) * sp1) * lLike) * up);
+      const pDislike = f(f(f(f(att * B[pb + P.dislike]) * f(1.5 - agree)) * m05) * down);
+      const pRepost = f(f(f(f(f(f(f(f(f(att * B[pb + P.repost]) * 2) * agree) * agree) * m05) * sp1) * (followed ? followedShare : 1)) * lShare) * nov);
+      const pQuote = f(f(f(f(f(att * B[pb + P.quote]) * m05) * sp1) * lShare) * nov);
+      const pComment = f(f(f(att * B[pb + P.comment]) * m05) * sp1);
+      const pReport = f(f(f(att * B[pb + P.report]) * dis) * (flagged ? labelReport : 1));
+      const pMute = f(f(att * B[pb + P.mute]) * dis);
+      const pUnfollow = f(f(att * B[pb + P.unfollow]) * dis);
+      if (rowDraw(rs, u0) / 4294967296 < inSessions32(clamp01(pLike), n)) ne = emit(a, eb, ne, 1, id);
+      else if (rowDraw(rs, u0 + 1) / 4294967296 < inSessions32(clamp01(pDislike), n)) ne = emit(a, eb, ne, 2, id);
+      if (rowDraw(rs, u0 + 2) / 4294967296 < inSessions32(clamp01(pRepost), n)) ne = emit(a, eb, ne, 3, id);
+      if (rowDraw(rs, u0 + 3) / 4294967296 < inSessions32(clamp01(pQuote), n)) ne = emit(a, eb, ne, 4, id);
+      if (rowDraw(rs, u0 + 4) / 4294967296 < inSessions32(clamp01(pComment), n)) ne = emit(a, eb, ne, 5, id);
+      if (rowDraw(rs, u0 + 5) / 4294967296 < inSessions32(clamp01(pReport), n)) ne = emit(a, eb, ne, 6, id);
+      if (rowDraw(rs, u0 + 6) / 4294967296 < inSessions32(clamp01(pMute), n)) ne = emit(a, eb, ne, 7, au);
+      if (followed && rowDraw(rs, u0 + 7) / 4294967296 < inSessions32(clamp01(pUnfollow), n)) ne = emit(a, eb, ne, 8, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).
       if (!followed && au !== u && a.followers[au] > bestFollowers) {
         bestFollow = au;
         bestFollowers = a.followers[au];
       }
     }
-    const perSession = B[pb + P.post] * Math.pow(a.activity[u] / a.activityRef, a.postExponent);
-    const posts = poissonCount(n * (perSession < 1 ? perSession : 1), rowDraw(rs, draw++) / 4294967296);
+    const perSession = f(B[pb + P.post] * powf32(f(a.activity[u] / activityRef), postExponent));
+    const posts = poissonCount32(f(n * (perSession < 1 ? perSession : 1)), rowDraw(rs, draw++));
     for (let j = 0; j < posts && j < MAX_POSTS_PER_STEP; j++) ne = emit(a, eb, ne, 10, -1);
-    if (rowDraw(rs, draw++) / 4294967296 < inSessions(B[pb + P.follow], n)) {
+    if (rowDraw(rs, draw++) / 4294967296 < inSessions32(B[pb + P.follow], n)) {
       // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
       for (let t = 0; t < 2 && deg > 0; t++) {
         const v = a.targets[lo + Math.floor(rowDraw(rs, draw++) / 4294967296 * deg)];

@@ -16,9 +16,10 @@ import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
 import { addPost, mayReshare } from './newPost.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
-import { ACTIONS, A, kernels as K } from './kernels.ts';
+import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernels.ts';
 // The WGSL versions of those kernels, for the webgpu executor (registered on import).
 import './gpuKernels.ts';
+import './gpuAct.ts';
 import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
@@ -56,6 +57,9 @@ export function activatePhase(s: SocialState): Phase {
 }
 
 export function actPhase(s: SocialState): Phase {
+  // Attention by post age: a pure function of the age, so the table only grows (a new array each
+  // time, never rewritten: the GPU's copy stays valid).
+  let attention: Float32Array = sharedArray('f32', 0);
   return {
     name: 'act',
     state: s,
@@ -64,6 +68,9 @@ export function actPhase(s: SocialState): Phase {
     async run(world, ctx) {
       const p = s.posts.cols;
       const G = world.graph.following;
+      // Posts are appended in step order: row 0 is the oldest.
+      const ages = s.posts.count > 0 ? ctx.step - p.step[0] + 1 : 1;
+      if (attention.length < ages) attention = attentionTable(Math.max(ages, 2 * attention.length, 64), s.cfg.attention.scale, s.cfg.attention.exponent, world.stepSeconds / 3600);
       await world.exec.run(
         K.act,
         {
@@ -91,9 +98,8 @@ export function actPhase(s: SocialState): Phase {
           postExponent: s.cfg.postExponent,
           postStep: p.step,
           step: ctx.step,
-          stepHours: world.stepSeconds / 3600,
-          attentionScale: s.cfg.attention.scale,
-          attentionExponent: s.cfg.attention.exponent,
+          attention,
+          socialProof: SOCIAL_PROOF,
           evAction: s.evAction,
           evTarget: s.evTarget,
           evCount: s.evCount,

@@ -12,7 +12,7 @@ import { PostTable } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import type { BehaviourOverride } from './intervene.ts';
-import { MAX_POSTS_PER_STEP } from './kernels.ts';
+import { maxEventsFor } from './kernels.ts';
 
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
 
@@ -204,9 +204,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
   const followers = sharedArray('i32', n);
   const F = world.graph.followers.offsets;
   for (let v = 0; v < n; v++) followers[v] = F[v + 1] - F[v];
-  // Per feed item at most 8 events (like or dislike, repost, quote, comment, report, mute,
-  // unfollow), then the posts and one follow.
-  const maxEvents = cfg.feedSize * 8 + MAX_POSTS_PER_STEP + 1;
+  const maxEvents = maxEventsFor(cfg.feedSize);
   return {
     // A copy: interventions change it during the run, and the manifest records the parameters given.
     cfg: structuredClone(cfg),

@@ -79,7 +79,7 @@ export interface GpuCall {
 
 /** Largest row degree of a CSR, cached per offsets array (CSRs are not changed in place). */
 const maxDegrees = new WeakMap<Int32Array, number>();
-function maxDegree(offsets: Int32Array): number {
+export function maxDegree(offsets: Int32Array): number {
   let m = maxDegrees.get(offsets);
   if (m === undefined) {
     m = 0;
@@ -90,7 +90,7 @@ function maxDegree(offsets: Int32Array): number {
 }
 
 /** rng_below is exact below this many neighbours (rng.wgsl.ts). */
-const EXACT_BELOW = 2 ** 21;
+export const EXACT_BELOW = 2 ** 21;
 /** The CPU's f64 share c / deg compares with an f32 threshold as the exact share does below this degree (kernels.wgsl.ts). */
 const EXACT_SHARE = 2 ** 28;
 

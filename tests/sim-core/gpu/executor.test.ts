@@ -111,16 +111,19 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate, postContent, exposure and feedMix on the device; the rest of the social step on the CPU. Interventions
-    // rewrite, in plain JavaScript, arrays the device holds (suspended accounts, the behaviour
-    // table) and select agents by the opinions exposure wrote on the device.
+    // activate, act, postContent, exposure and feedMix on the device; the rest of the social step
+    // on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
+    // accounts, the behaviour table, the post columns: a novel injected story, labels) and select
+    // agents by the opinions exposure wrote on the device.
     {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'postContent', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'act', 'postContent', 'exposure', 'feedMix'],
       params: {
         interventions: [
+          { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
+          { kind: 'label', step: 4, posts: { tag: 'rumour' }, reshare: 0.5 },
           { kind: 'suspend', step: 3, agents: { topFollowers: 200 } },
           { kind: 'setParam', step: 5, param: 'behaviour.activity', scale: 3 },
           { kind: 'suspend', step: 6, agents: { opinion: [0.3, 1], fraction: 0.2 } },

@@ -14,7 +14,8 @@ import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { kernels as core } from '../../../sim-core/kernels.ts';
 import { POISSON_COUNT_WGSL } from '../../../platform/gpuKernels.ts';
-import { A, kernels as K, poissonCount32 } from '../../../platform/kernels.ts';
+import { A, SOCIAL_PROOF, attentionTable, kernels as K, maxEventsFor, poissonCount32 } from '../../../platform/kernels.ts';
+import '../../../platform/gpuAct.ts';
 import { NPARAMS, P } from '../../../platform/behaviour.ts';
 import { normalisedProfiles } from '../../../platform/phases.ts';
 import { gpuOrSkip, opsShader, runOps } from '../../gpuHelpers.ts';
@@ -266,6 +267,124 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       expect(mine.cluster[rows]).toBe(0xee);
       expect(exec.counts.gpu.get('postContent')).toBe(1);
     });
+  });
+
+  it('act through the executor: the same events, counts and total, with flags, votes, novelty, many sessions, saturated social proof, posts, follows and targets split into ranges', async () => {
+    const users = 10_000;
+    const posts = 6_000;
+    const D = 8;
+    const F = 10;
+    const base = 900_000;
+    const archetypes = 24;
+    const step = 300;
+    const maxEvents = maxEventsFor(F);
+    const behaviour = sharedArray('f32', archetypes * NPARAMS);
+    for (let k = 0; k < archetypes; k++) {
+      const r = (i: number) => hash(61, k, i) / 2 ** 32;
+      const row: Partial<Record<keyof typeof P, number>> = { like: 0.6 * r(0), dislike: 0.4 * r(1), repost: 0.3 * r(2), quote: 0.2 * r(3), comment: 0.2 * r(4), report: 0.3 * r(5), mute: 0.2 * r(6), unfollow: 0.4 * r(7), post: 0.4 * r(8), follow: k % 5 === 0 ? 1.5 : r(9) };
+      for (const [name, v] of Object.entries(row)) behaviour[k * NPARAMS + P[name as keyof typeof P]] = v;
+    }
+    // A follow graph: 0 to 300 followees each (some users none).
+    const deg = Array.from({ length: users }, (_, u) => (hash(62, u) % 7 === 0 ? 0 : hash(62, u, 1) % 301));
+    const offsets = sharedArray('i32', users + 1);
+    for (let u = 0; u < users; u++) offsets[u + 1] = offsets[u] + deg[u];
+    const targets = sharedArray('i32', offsets[users]);
+    for (let j = 0; j < targets.length; j++) targets[j] = hash(63, j) % users;
+    const followers = sharedArray('i32', users);
+    for (let u = 0; u < users; u++) followers[u] = hash(64, u) % 40;
+    const interest = sharedArray('f32', users * D);
+    for (let i = 0; i < users * D; i++) interest[i] = hash(65, i) / 2 ** 32 - 0.5;
+    const opinion = sharedArray('f32', users);
+    const archetype = sharedArray('u16', users);
+    const activity = sharedArray('f32', users);
+    const sessions = sharedArray('u8', users);
+    for (let u = 0; u < users; u++) {
+      opinion[u] = u % 40 === 0 ? -1 : 2 * (hash(66, u) / 2 ** 32) - 1;
+      archetype[u] = hash(66, u, 1) % archetypes;
+      activity[u] = u % 97 === 0 ? 0 : 0.01 + (hash(66, u, 2) / 2 ** 32) * 2;
+      const h = hash(66, u, 3) % 100;
+      sessions[u] = h < 70 ? 1 : h < 95 ? 2 + (h % 4) : h < 99 ? 30 : 255;
+    }
+    const post = {
+      author: sharedArray('i32', posts),
+      stance: sharedArray('f32', posts),
+      likes: sharedArray('i32', posts),
+      dislikes: sharedArray('i32', posts),
+      reposts: sharedArray('i32', posts),
+      flags: sharedArray('u8', posts),
+      novelty: sharedArray('f32', posts),
+      treatVote: sharedArray('i8', posts),
+      topic: sharedArray('f32', posts * D),
+      postStep: sharedArray('i32', posts),
+    };
+    for (let i = 0; i < posts; i++) {
+      const r = (j: number) => hash(67, i, j);
+      post.author[i] = r(0) % users;
+      post.stance[i] = 2 * (r(1) / 2 ** 32) - 1;
+      post.likes[i] = r(2) % 9 === 0 ? 500 + (r(3) % 2000) : r(3) % 12;
+      post.dislikes[i] = r(4) % 5 === 0 ? r(5) % 30 : 0;
+      post.reposts[i] = r(6) % 4;
+      post.flags[i] = r(7) % 6 === 0 ? [1, 2, 4, 6][r(8) % 4] : 0;
+      post.novelty[i] = r(9) % 10 === 0 ? (r(10) / 2 ** 32) * 10 - 5 : 0;
+      post.treatVote[i] = r(11) % 8 === 0 ? (r(12) % 2 ? 1 : -1) : 0;
+      post.postStep[i] = step - 192 + Math.floor((i * 192) / posts);
+    }
+    for (let i = 0; i < posts * D; i++) post.topic[i] = hash(68, i) / 2 ** 32 - 0.5;
+    const rows = 4_999;
+    const active = sharedArray('i32', rows);
+    for (let k = 0; k < rows; k++) active[k] = (k * 2 + 1) % users;
+    const feed = sharedArray('i32', rows * F);
+    const feedFlags = sharedArray('u8', rows * F);
+    const feedLen = sharedArray('u8', rows);
+    for (let k = 0; k < rows; k++) {
+      feedLen[k] = hash(69, k) % 11 === 0 ? 0 : 1 + (hash(69, k, 1) % F);
+      for (let s = 0; s < F; s++) {
+        feed[k * F + s] = base + (hash(70, k, s) % posts);
+        feedFlags[k * F + s] = hash(70, k, s + F) % 3 === 0 ? 1 : 0;
+      }
+    }
+    const attention = attentionTable(193, 0.4, 0.4, 0.25);
+    const args = {
+      active, feed, feedFlags, feedLen, feedSize: F, base, ...post, dim: D, opinion, interest, archetype, behaviour, followers, offsets, targets, sessions, activity,
+      attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14),
+    };
+    const outputs = () => {
+      const o = { evAction: sharedArray('u8', rows * maxEvents + 8), evTarget: sharedArray('i32', rows * maxEvents), evCount: sharedArray('u16', rows + 1) };
+      o.evAction.fill(0xee);
+      o.evTarget.fill(-7);
+      o.evCount.fill(0xabcd);
+      return o;
+    };
+    // The pack and the event targets fit one binding each, and the followee targets take three or more.
+    const packed = Object.entries(args).filter(([name, x]) => ArrayBuffer.isView(x) && name !== 'targets');
+    const packBytes = packed.reduce((n, [, x]) => n + (x as Int32Array).byteLength + 4, 0);
+    const maxBindingBytes = Math.ceil(Math.max(packBytes, outputs().evTarget.byteLength) / 256) * 256;
+    expect(targets.byteLength).toBeGreaterThan(2 * maxBindingBytes);
+    const cpu = createExecutor(2);
+    const inner = createExecutor(1);
+    try {
+      const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes });
+      for (const key of [12345, 2 ** 45 + 3]) {
+        const mine = outputs();
+        const theirs = outputs();
+        const want = await cpu.reduce(K.act, { ...args, key, ...mine }, rows, { chunkRows: 1024 });
+        const got = await exec.reduce(K.act, { ...args, key, ...theirs }, rows, { chunkRows: 1024 });
+        await exec.sync();
+        expect(got).toEqual(want);
+        for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), `key ${key}: ${name}`).toBe(true);
+        // Every action the kernel makes happened, and the slots past the rows were kept.
+        const made = new Set<number>();
+        for (let k = 0; k < rows; k++) for (let e = 0; e < mine.evCount[k]; e++) made.add(mine.evAction[k * maxEvents + e]);
+        expect([...made].sort((x, y) => x - y)).toEqual([A.like, A.dislike, A.repost, A.quote, A.comment, A.report, A.mute, A.unfollow, A.follow, A.post]);
+        expect(mine.evCount[rows]).toBe(0xabcd);
+        // The behaviour table rewritten by the host between calls (a hostTable).
+        for (let i = 0; i < behaviour.length; i++) behaviour[i] = Math.fround(behaviour[i] * 0.9);
+      }
+      expect(exec.counts.gpu.get('act')).toBe(2);
+    } finally {
+      await cpu.close();
+      await inner.close();
+    }
   });
 
   it("a pack follows its members: exposure's packed inputs rewritten by a GPU kernel, by the host (hostWrote) and by a CPU kernel, and moved by a member before them changing length", async () => {
