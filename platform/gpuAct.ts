@@ -18,7 +18,7 @@
  * words. Under those bounds every product is finite. The attention table must cover every post's
  * age (the act phase sizes it so; the CPU kernel throws otherwise, the GPU reads its last entry).
  */
-import { EXACT_BELOW, maxDegree, packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
+import { EXACT_BELOW, maxDegree, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
 import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../sim-core/gpu/softmath.wgsl.ts';
@@ -229,7 +229,7 @@ const bounded = (v: unknown) => typeof v === 'number' && Math.fround(v) >= 0 && 
 
 registerGpuKernel(K.act, (a, rows, plan) => {
   const arr = a as Record<string, ArrayBufferView>;
-  const want: Record<string, new (n: number) => ArrayBufferView> = {
+  const types = {
     interest: Float32Array,
     opinion: Float32Array,
     archetype: Uint16Array,
@@ -259,7 +259,7 @@ registerGpuKernel(K.act, (a, rows, plan) => {
     evTarget: Int32Array,
     evCount: Uint16Array,
   };
-  if (!Object.entries(want).every(([k, T]) => arr[k] instanceof T)) return undefined;
+  if (!typedArgs(a, types)) return undefined;
   const offsets = arr.offsets as Int32Array;
   const behaviour = arr.behaviour as Float32Array;
   const attention = arr.attention as Float32Array;

@@ -5,9 +5,9 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate`, `exposure`, `feedMix` and `postContent` here, and `act`
- * (gpuAct.ts). The social step's other kernels (recommend and its per-post passes) run on the CPU
- * under `--backend webgpu`.
+ * On the device so far: `activate`, `exposure`, `feedMix` and `postContent` here, `act`
+ * (gpuAct.ts), and `recommend` and `recentAuthors` (recsys/gpuKernels.ts). The per-post passes of
+ * recommend (base scores, candidate lists) run on the CPU under `--backend webgpu`.
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step, so a
  * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the

@@ -18,7 +18,7 @@
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
-import { RANKER, TOPIC_SCALE, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
+import { MAX_DOT, RANKER, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
 
 const FLAG_REMOVED = FLAG.removed;
@@ -39,7 +39,8 @@ const RECOMMEND = {
     recF: 'f32',
     recQ: 'i8',
     followers: 'i32',
-    interest: 'f32',
+    /** Interests as int8 round(TOPIC_SCALE x component), as records hold topics. */
+    interestQ: 'i8',
     userClusters: 'u8',
     clusterPosts: 'i32',
     trending: 'i32',
@@ -63,26 +64,34 @@ let candidateAuthors = new Uint8Array(0);
 
 /**
  * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
- * score from its record (records.ts) for chronological and reddit-hot, times the interest cosine
- * for x-interest; a keyed hash of (user, post) for random.
+ * score from its record (records.ts) for chronological and reddit-hot, times the int8 interest-topic
+ * dot product for x-interest; a keyed hash of (user, post) times the rank multiplier for random.
+ * Float32 values, each computed as the GPU computes it.
  */
 export function scoreOf(a: FeedArgs, u: number, r: number): number {
   const at = r * a.stride;
   // For random, the record holds the post's rank multiplier (records.ts).
-  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r) * a.recF[at];
+  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r, a.recF[at]);
   if (a.ranker !== RANKER.xInterest) return a.recF[at];
   const D = a.dim;
-  const I = a.interest;
+  const I = a.interestQ;
   const Q = a.recQ;
   const pu = u * D;
   const pq = (at + 4) * 4;
+  // Integer products and sums: exact in any order.
   let dot = 0;
-  if (D === 16) {
-    // The default dimension, unrolled (the same sum in the same order: the same double).
-    dot = 0 + I[pu] * Q[pq] + I[pu + 1] * Q[pq + 1] + I[pu + 2] * Q[pq + 2] + I[pu + 3] * Q[pq + 3] + I[pu + 4] * Q[pq + 4] + I[pu + 5] * Q[pq + 5] + I[pu + 6] * Q[pq + 6] + I[pu + 7] * Q[pq + 7] +
-      I[pu + 8] * Q[pq + 8] + I[pu + 9] * Q[pq + 9] + I[pu + 10] * Q[pq + 10] + I[pu + 11] * Q[pq + 11] + I[pu + 12] * Q[pq + 12] + I[pu + 13] * Q[pq + 13] + I[pu + 14] * Q[pq + 14] + I[pu + 15] * Q[pq + 15];
-  } else for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
-  return xInterestScore(a.recF[at], dot, TOPIC_SCALE);
+  for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
+  return xInterestScore(a.recF[at], dot);
+}
+
+/**
+ * The best x-interest score post row r could have (cosine 1), for the kernel to skip the dot
+ * product when even that cannot enter a list. With int8 vectors the computed dot product can
+ * exceed MAX_DOT by up to sqrt(D) / (2 TOPIC_SCALE) (1.6% at D = 16), so a post just below the bar
+ * may be skipped: a deterministic approximation, the same on both backends.
+ */
+export function xInterestBar(a: FeedArgs, r: number): number {
+  return Math.fround(a.recF[r * a.stride] * MAX_DOT);
 }
 
 /** Whether (id, score) would enter a full-or-not descending top list. */
@@ -158,7 +167,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const at = r * a.stride;
     const au = a.rec[at + 2];
     if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
-    if (a.ranker === RANKER.xInterest && nOut === want && a.recF[at] < outScores[nOut - 1]) return;
+    if (a.ranker === RANKER.xInterest && nOut === want && xInterestBar(a, r) < outScores[nOut - 1]) return;
     const sc = scoreOf(a, cu, r);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
     nOut = offer(outIds, outScores, nOut, want, id, sc);
@@ -196,12 +205,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           const id = chain[i * P + c];
           if (id < 0) break;
           const r = id - a.base;
-          const at = r * a.stride;
-          // x-interest scores are at most the base score (base >= 0, cosine <= 1): skip the dot
-          // product when even that cannot enter the list. With int8 topics the computed cosine can
-          // exceed 1 by up to sqrt(D) / (2 TOPIC_SCALE) (1.6% at D = 16), so a post just below the
-          // bar may be skipped; a deterministic approximation, shared by the out-of-network pass.
-          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || a.recF[at] >= inScores[nIn - 1]) {
+          // Skip the x-interest dot product when even a cosine of 1 could not enter the list.
+          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || xInterestBar(a, r) >= inScores[nIn - 1]) {
             const sc = scoreOf(a, u, r);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }

@@ -61,13 +61,18 @@ export function xInterestBase(ageHours: number, followers: number, recency: numb
 }
 
 /**
- * x-interest for one user: base x S, with S = dot / dotScale the cosine between the user's interest
- * and the post's topic (both unit length). dotScale lets the kernel pass the dot product with an
- * int8-quantised topic (records.ts, TOPIC_SCALE) and divide once, after the product.
+ * x-interest for one user, as the feed orders posts: base x S up to a constant factor, with S the
+ * cosine between the user's interest and the post's topic. Both are stored as int8
+ * round(TOPIC_SCALE x component) (records.ts; the recommend phase quantises interests the same
+ * way), so their dot product is an exact integer, TOPIC_SCALE^2 x the cosine; the score is base x
+ * dot rounded once to float32, which the GPU's software f32 reproduces bit for bit.
  */
-export function xInterestScore(base: number, dot: number, dotScale: number): number {
-  return (base * dot) / dotScale;
+export function xInterestScore(base: number, dot: number): number {
+  return Math.fround(base * dot);
 }
+
+/** The largest int8 dot product of two unit vectors up to quantisation: TOPIC_SCALE^2 (cosine 1). */
+export const MAX_DOT = 127 * 127;
 
 /**
  * Order of the x-interest out-of-network lists (per topic cluster, and trending): base x (1 +
@@ -84,11 +89,12 @@ export function xInterestListScore(base: number, likes: number): number {
 }
 
 /**
- * random: a keyed hash of (user, post id), uniform in [1, 2^32], so each user gets its own
- * order, fixed within a step and redrawn with the step's key.
+ * random: a keyed hash of (user, post id) plus 1, in [1, 2^32], so each user gets its own order,
+ * fixed within a step and redrawn with the step's key; times the post's rank multiplier m (the
+ * downrank intervention); both roundings to float32, as the GPU computes it.
  */
-export function randomScore(key: number, user: number, id: number): number {
-  return hash(key, user, id & 0x7fffffff) + 1;
+export function randomScore(key: number, user: number, id: number, m = 1): number {
+  return Math.fround(Math.fround(hash(key, user, id & 0x7fffffff) + 1) * m);
 }
 
 /** Order of the random ranker's trending list: a keyed hash of the post id (one order for all users). */

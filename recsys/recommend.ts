@@ -6,8 +6,10 @@ import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
-import { PostRecords } from './records.ts';
+import { PostRecords, quantise } from './records.ts';
 import { kernels as K } from './kernels.ts';
+// The WGSL versions of its kernels, for the webgpu executor (registered on import).
+import './gpuKernels.ts';
 import { RANKER_CODE, RECENCY_CODE } from './rankers.ts';
 
 export function recommendPhase(s: SocialState): Phase {
@@ -21,6 +23,8 @@ export function recommendPhase(s: SocialState): Phase {
   // Bit per user: has muted someone (rebuilt every step; most users have not, and they skip the
   // feed kernel's two mute-set probes per candidate).
   let muters = sharedArray('u8', 0);
+  // Interests as int8, as the records hold topics (rankers.ts xInterestScore); interests are static.
+  let interestQ = sharedArray('i8', 0);
   return {
     name: 'recommend',
     state: st,
@@ -29,6 +33,9 @@ export function recommendPhase(s: SocialState): Phase {
     async init(world) {
       st.idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
       const D = s.posts.dim;
+      const interest = world.agents.columns.interest as Float32Array;
+      interestQ = sharedArray('i8', interest.length);
+      for (let i = 0; i < interest.length; i++) interestQ[i] = quantise(interest[i]);
       await world.exec.run(
         K.nearestClusters,
         { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.userClusters },
@@ -70,7 +77,7 @@ export function recommendPhase(s: SocialState): Phase {
           recQ: records.recQ,
           stride: records.stride,
           followers: s.followers,
-          interest: world.agents.columns.interest,
+          interestQ,
           userClusters: s.userClusters,
           clusterPosts: idx.clusterPosts,
           trending: idx.trending,

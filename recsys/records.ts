@@ -12,6 +12,11 @@ import type { PostTable } from '../platform/posts.ts';
 import { TOPIC_SCALE, rowBaseScore, type ScoreOptions } from './rankers.ts';
 import { kernels as K, POST_CHUNK } from './kernels.ts';
 
+/** A unit vector's component as int8: round(TOPIC_SCALE x x), x clamped to [-1, 1]. */
+export function quantise(x: number): number {
+  return Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, x)));
+}
+
 /** rowBaseScore of a post table's row r. */
 export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
   return rowBaseScore(posts.cols, posts.base, r, o);
@@ -66,7 +71,7 @@ export class PostRecords {
       this.rec[at + 2] = c.author[r];
       this.rec[at + 3] = c.prev_by_author[r];
       const q = (at + 4) * 4;
-      for (let d = 0; d < D; d++) this.recQ[q + d] = Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, posts.topic[r * D + d])));
+      for (let d = 0; d < D; d++) this.recQ[q + d] = quantise(posts.topic[r * D + d]);
     }
     this.built = posts.count;
     const [removed] = await exec.reduce(

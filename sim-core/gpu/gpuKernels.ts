@@ -140,6 +140,11 @@ export function registerGpuKernel(decl: { name: string; module: string }, build:
   registered.set(keyOfKernel(decl), build);
 }
 
+/** Whether each named argument is an array of the given type: a builder's first check. */
+export function typedArgs(a: Record<string, unknown>, types: Record<string, abstract new (...args: never[]) => ArrayBufferView>): boolean {
+  return Object.entries(types).every(([k, T]) => a[k] instanceof T);
+}
+
 export const isSplit = (x: TypedArray | Split | Pack): x is Split => 'split' in x;
 export const isPack = (x: TypedArray | Split | Pack): x is Pack => 'pack' in x;
 

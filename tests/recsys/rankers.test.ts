@@ -18,10 +18,11 @@ import {
   xInterestBase,
   xInterestListScore,
   xInterestScore,
+  MAX_DOT,
   TOPIC_SCALE,
 } from '../../recsys/rankers.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
-import { PostRecords } from '../../recsys/records.ts';
+import { PostRecords, quantise } from '../../recsys/records.ts';
 import { createCandidateIndex, rebuildCandidates } from '../../recsys/candidates.ts';
 import { scoreOf, type FeedArgs } from '../../recsys/kernels.ts';
 
@@ -65,9 +66,11 @@ describe('ranking formulas', async () => {
   it('x-interest score: R x F x cosine; the candidate lists multiply the base by 1 + likes', async () => {
     expect(xInterestBase(6, 999_999, EXP, 6)).toBeCloseTo(2 * Math.exp(-1), 12);
     expect(xInterestBase(0, 0, OASIS, 6)).toBeCloseTo(0.9998963157, 10);
-    expect(xInterestScore(2, 0.5, 1)).toBe(1);
-    // A dot product with int8 topics carries the scale: 2 x 63.5 / 127 = 1.
-    expect(xInterestScore(2, 63.5, 127)).toBe(1);
+    // The feed's score: base x the int8 dot product (TOPIC_SCALE^2 x the cosine), rounded once to float32.
+    expect(xInterestScore(2, 0.5)).toBe(1);
+    expect(xInterestScore(0.1, 3)).toBe(Math.fround(0.1 * 3));
+    expect(xInterestScore(0.1, 3)).not.toBe(0.1 * 3);
+    expect(MAX_DOT).toBe(TOPIC_SCALE * TOPIC_SCALE);
     expect(xInterestListScore(2, 0)).toBe(2);
     expect(xInterestListScore(2, 3)).toBe(8);
   });
@@ -214,16 +217,18 @@ describe('candidate index: list orders', async () => {
 
 describe('feed kernel: per-user scores', async () => {
   const args = async (posts: PostTable, ranker: number, interest: Float32Array): Promise<FeedArgs> => {
+    const interestQ = Int8Array.from(interest, quantise);
     const records = new PostRecords(D);
     await records.update(inline, posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
-    return { ranker, dim: D, interest, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: posts.base, key: 5 } as unknown as FeedArgs;
+    return { ranker, dim: D, interestQ, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: posts.base, key: 5 } as unknown as FeedArgs;
   };
 
-  it('x-interest multiplies the base by the cosine of interest and (int8) topic', async () => {
+  it('x-interest multiplies the base by the cosine of (int8) interest and (int8) topic, times TOPIC_SCALE^2', async () => {
     // Author 2: follower factor 2, age 0: base 2. Topic along axis 0 is stored exactly (127).
     const posts = table([[2, 0, 0, 0, 0]]);
-    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0)), 0, 0)).toBe(2);
-    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0, 0.6)), 0, 0)).toBeCloseTo(1.2, 6);
+    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0)), 0, 0)).toBe(2 * MAX_DOT);
+    // 0.6 x 127 = 76.2 is stored as 76.
+    expect(scoreOf(await args(posts, RANKER.xInterest, axis(0, 0.6)), 0, 0)).toBe(2 * 76 * 127);
     expect(scoreOf(await args(posts, RANKER.xInterest, axis(2)), 0, 0)).toBe(0);
   });
 

@@ -12,8 +12,8 @@ import { createSocialState, reserveActive, socialConfig, type SocialState } from
 import { KIND } from '../../platform/posts.ts';
 import { recommendPhase } from '../../recsys/recommend.ts';
 import { scoreOf } from '../../recsys/kernels.ts';
-import { randomScore } from '../../recsys/rankers.ts';
-import { baseScore, PostRecords } from '../../recsys/records.ts';
+import { MAX_DOT, randomScore } from '../../recsys/rankers.ts';
+import { baseScore, PostRecords, quantise } from '../../recsys/records.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());
@@ -104,8 +104,11 @@ describe('recommend kernel', () => {
     const rids = [0, 10, 20, 30].map((step, i) => r.addPost(i + 1, step, 0, 0, r.mix(0.5)));
     const feed = await r.feedAt(30);
     expect([...feed].sort((x, y) => x - y)).toEqual(rids);
-    // ctxAt's key is 12345; user 0's feed descends in randomScore.
-    for (let i = 1; i < feed.length; i++) expect(randomScore(12345, 0, feed[i - 1])).toBeGreaterThan(randomScore(12345, 0, feed[i]));
+    // ctxAt's key is 12345; user 0's feed descends in randomScore (float32: equal scores by id, larger first).
+    for (let i = 1; i < feed.length; i++) {
+      const [x, y] = [randomScore(12345, 0, feed[i - 1]), randomScore(12345, 0, feed[i])];
+      expect(x > y || (x === y && feed[i - 1] > feed[i])).toBe(true);
+    }
   });
 
   it('x-interest recomputes recency every step: an old well-matched post drops below a new one', async () => {
@@ -124,9 +127,9 @@ describe('recommend kernel', () => {
     expect(b2 / b1).toBeCloseTo(Math.exp(-1 / 6), 6);
     const records = new PostRecords(16);
     await records.update(exec, s.posts, { ...o, step: 1 });
-    const user = scoreOf({ ranker: 3, dim: 16, interest: h.interest, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: s.posts.base } as never, 0, r);
+    const user = scoreOf({ ranker: 3, dim: 16, interestQ: Int8Array.from(h.interest, quantise), rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: s.posts.base } as never, 0, r);
     // Topics are stored as int8 for ranking: the cosine is exact to about 1%.
-    expect(user / (0.9 * Math.exp(-1 / 6))).toBeCloseTo(1, 1);
+    expect(user / MAX_DOT / (0.9 * Math.exp(-1 / 6))).toBeCloseTo(1, 1);
     // OASIS's recency: ln((271.8 - age) / 100), clipped at 0.
     expect(baseScore(s.posts, r, { ...o, recency: 1, step: 10 })).toBeCloseTo(Math.log(2.618), 6);
     expect(baseScore(s.posts, r, { ...o, recency: 1, step: 200 })).toBe(0);

@@ -111,15 +111,15 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate, act, postContent, exposure and feedMix on the device; the rest of the social step
-    // on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
+    // activate, recentAuthors, recommend, act, postContent, exposure and feedMix on the device;
+    // the rest of the social step on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
     // accounts, the behaviour table, the post columns: a novel injected story, labels) and select
     // agents by the opinions exposure wrote on the device.
     {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'act', 'postContent', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
