@@ -9,7 +9,7 @@
  *   and topic in the software f32 (sim-core/gpu/softfloat.wgsl.ts); random is (hash + 1) x the rank
  *   multiplier, both rounded. Scores compare by their f32 order (`f_key`), ties by id.
  * - The CPU marks the user's followees in a worker-local bitset; here an out-of-network candidate's
- *   author is looked up in the user's followee row (the same answer).
+ *   author is looked up in the user's followee row (the same answer), once the cheaper tests pass.
  * - Each followee's post chain is walked link by link, in the order the CPU scores it.
  * - Bindings: the read-only arrays as one pack (`inp`; the records once, as words: base score f32,
  *   step, author, previous post, then the int8 topic), the followee targets split into ranges, the
@@ -152,15 +152,15 @@ fn follows(lo: u32, deg: u32, v: i32) -> bool {
   for (var j = 0u; j < deg; j++) { if (tgt(lo + j) == v) { return true; } }
   return false;
 }
-// consider of recsys/kernels.ts: an out-of-network candidate.
+// consider of recsys/kernels.ts: an out-of-network candidate. Its tests have no side effects and
+// it is offered only when all pass, so the scan of the followee row comes after the cheap ones.
 fn consider(u: u32, id: i32, want: u32, lo: u32, deg: u32, mutes: bool) {
   if (id < i32(p.base) || id >= i32(p.base + p.count)) { return; }
   let r = u32(id) - p.base;
-  let au = bitcast<i32>(rec_at(r, 2u));
-  if (bitcast<i32>(rec_at(r, 1u)) < bitcast<i32>(p.min_step) || follows(lo, deg, au)) { return; }
+  if (bitcast<i32>(rec_at(r, 1u)) < bitcast<i32>(p.min_step)) { return; }
   if (p.ranker == ${RANKER.xInterest}u && n_out == want && f_key(bar(r)) < f_key(out_scores[n_out - 1u])) { return; }
   let sc = score_of(u, r, id);
-  if (!enters(1u, n_out, want, id, sc) || !allowed(u, r, mutes)) { return; }
+  if (!enters(1u, n_out, want, id, sc) || follows(lo, deg, bitcast<i32>(rec_at(r, 2u))) || !allowed(u, r, mutes)) { return; }
   n_out = offer(1u, n_out, want, id, sc);
 }
 @compute @workgroup_size(${WORKGROUP})
