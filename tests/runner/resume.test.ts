@@ -2,53 +2,14 @@
  * Resume: a run killed with SIGKILL at an arbitrary point (or stopped with Ctrl-C), then continued
  * with `socsim run --resume DIR`, ends with files byte-identical to the same run uninterrupted.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, socsim, tempDir } from './cliHelpers.ts';
+import { expectSameFiles, runAndStop, socsim, steps, tempDir } from './cliHelpers.ts';
 import { childEnv, personaReply, socsim as socsimAsync } from '../llm-archetypes/cliHelpers.ts';
 import { ok, startFakeServer } from '../llm-archetypes/fakeServer.ts';
 
 const tmp = tempDir('socsim-resume-');
-
-/** Every file of a run except the manifest (wall times differ), relative to the run directory. */
-function runFiles(dir: string): string[] {
-  const top = fs.readdirSync(dir).filter((f) => f.endsWith('.arrow'));
-  const agents = fs.readdirSync(path.join(dir, 'agents')).map((f) => `agents/${f}`);
-  return [...top, ...agents].sort();
-}
-
-function expectSameFiles(a: string, b: string, skip: string[] = []): void {
-  expect(runFiles(b)).toEqual(runFiles(a));
-  for (const f of runFiles(a)) if (!skip.includes(f)) expect(fs.readFileSync(path.join(b, f)).equals(fs.readFileSync(path.join(a, f))), f).toBe(true);
-}
-
-const steps = (dir: string): number => {
-  try {
-    return (JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { steps_completed: number }).steps_completed;
-  } catch {
-    return -1; // not written yet, or caught mid-rename
-  }
-};
-
-/** Starts a run and sends `signal` once its manifest reports at least `after` completed steps. */
-function runAndStop(args: string[], dir: string, after: number, signal: NodeJS.Signals, env?: NodeJS.ProcessEnv): Promise<number | null> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--out', dir, '--quiet'], { cwd: ROOT, stdio: 'ignore', env });
-    const poll = setInterval(() => {
-      if (steps(dir) >= after) {
-        clearInterval(poll);
-        child.kill(signal);
-      }
-    }, 2);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearInterval(poll);
-      resolve(code);
-    });
-  });
-}
 
 // With interventions on both sides of the checkpoints: their state (assignment, suspensions,
 // stories, changed parameters, the open interventions.arrow row) must survive a resume.
