@@ -20,15 +20,15 @@ const INTERVENTIONS = [
   { kind: 'setParam', step: 7, param: 'behaviour.repost', scale: 1.5 },
   { kind: 'setRanker', step: 9, ranker: 'random' },
 ];
-const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '12', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
+const SOCIAL = ['run', 'social-feed', '--agents', '8000', '--steps', '10', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
 
 describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, () => {
-  it('killed after step 6 and resumed on webgpu: the files of the uninterrupted run on two CPU threads', async () => {
+  it('killed after step 5 and resumed on webgpu: the files of the uninterrupted run on two CPU threads', async () => {
     const ref = path.join(tmp, 'ref');
     expect(socsim([...SOCIAL, '--threads', '2', '--out', ref, '--quiet']).code).toBe(0);
     const dir = path.join(tmp, 'killed');
-    expect(await runAndStop([...SOCIAL, '--backend', 'webgpu'], dir, 6, 'SIGKILL')).toBe(null);
-    expect(steps(dir)).toBeLessThan(12);
+    expect(await runAndStop([...SOCIAL, '--backend', 'webgpu'], dir, 5, 'SIGKILL')).toBe(null);
+    expect(steps(dir)).toBeLessThan(10);
     const r = socsim(['run', '--resume', dir, '--backend', 'webgpu', '--quiet']);
     expect(r.code).toBe(0);
     expectSameFiles(ref, dir);
