@@ -5,7 +5,8 @@
  * bytes (tests/sim-core/gpu/platformKernels.test.ts).
  *
  * Bindings: the 24 read-only arrays as one pack (`inp`, at word offsets `o_*`), the followee
- * targets split into ranges (SPLIT_TARGETS), the three event arrays and a result word (events).
+ * targets split into as many ranges as the adapter's storage buffers per shader leave
+ * (SPLIT_TARGETS, 3 at WebGPU's default of 8), the three event arrays and a result word (events).
  * Each user's action bytes are whole words of its own (maxEventsFor rounds the slots to 4), so it
  * writes them without atomics; the u16 event counts of two users share a word and are written with
  * atomic and/or.
@@ -272,6 +273,9 @@ registerGpuKernel(K.act, (a, rows, plan) => {
   const activityRef = Math.fround(a.activityRef as number);
   const postExponent = Math.fround(a.postExponent as number);
   if (!(voteScale >= 1e-30 && voteScale <= 1e30) || !(Math.abs(noveltyWeight) <= 8) || !(activityRef >= 1e-30 && activityRef <= 1e30) || !Number.isFinite(postExponent)) return undefined;
+  // Beside the pack, the three event arrays and the result word.
+  const parts = plan.partsBeside(5);
+  if (parts < 1) return undefined;
   const pack = PACKED.map((k) => arr[k] as Float32Array);
   const f32 = (k: string) => f32Bits(a[k] as number);
   const params = [
@@ -297,10 +301,10 @@ registerGpuKernel(K.act, (a, rows, plan) => {
   ];
   const { evAction, evTarget, evCount } = arr as Record<string, Float32Array>;
   return {
-    shader: ACT_WGSL(plan.parts),
+    shader: ACT_WGSL(parts),
     gridRows: rows,
     params,
-    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts: plan.parts }, evAction, evTarget, evCount],
+    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, evAction, evTarget, evCount],
     writes: [evAction, evTarget, evCount],
     hostTables: HOST.map((k) => arr[k] as Float32Array),
     resultWords: 1,

@@ -12,7 +12,8 @@
  *   author is looked up in the user's followee row (the same answer), once the cheaper tests pass.
  * - Each followee's post chain is walked link by link, in the order the CPU scores it.
  * - Bindings: the read-only arrays as one pack (`inp`; the records once, as words: base score f32,
- *   step, author, previous post, then the int8 topic), the followee targets split into ranges, the
+ *   step, author, previous post, then the int8 topic), the followee targets split into as many
+ *   ranges as the adapter's storage buffers per shader leave (1 at WebGPU's default of 8), the
  *   impression ring (read and written: each user's slots are its own), and the byte arrays written
  *   with atomic and/or on their words (rows share words).
  *
@@ -273,6 +274,9 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
   if ((a.feedSize as number) > MAX_FEED || (a.inNetwork as number) > (a.feedSize as number) || maxDegree(arr.offsets as Int32Array) >= EXACT_BELOW) return undefined;
   if (a.ranker === RANKER.random && span >= EXACT_BELOW) return undefined;
   if ((muteA.length & (muteA.length - 1)) !== 0 || (arr.seenAt as Uint8Array).length < n || (arr.feedLen as Uint8Array).length < rows) return undefined;
+  // Beside the pack, the five written arrays and the result word.
+  const parts = plan.partsBeside(7);
+  if (parts < 1) return undefined;
   const pack = PACKED.map((k) => arr[k] as Int32Array);
   const params = [
     plan.partBytes / 4,
@@ -298,10 +302,10 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
   ];
   const { seen, seenAt, feed, feedFlags, feedLen } = arr as Record<string, Int32Array>;
   return {
-    shader: RECOMMEND_WGSL(plan.parts),
+    shader: RECOMMEND_WGSL(parts),
     gridRows: rows,
     params,
-    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts: plan.parts }, seen, seenAt, feed, feedFlags, feedLen],
+    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, seen, seenAt, feed, feedFlags, feedLen],
     writes: [seen, seenAt, feed, feedFlags, feedLen],
     hostTables: HOST.map((k) => arr[k] as Int32Array),
     resultWords: 1,

@@ -22,7 +22,7 @@ import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
 import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
-import { splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 /** An array bound as `parts` ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
 export interface Split {
@@ -109,7 +109,7 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   const align = gpu.limits.minStorageBufferOffsetAlignment;
   const partBytes = Math.floor(maxBinding / align) * align;
   const parts = splitParts(gpu.limits);
-  const call = build(k, a, rows, partBytes, parts);
+  const call = build(k, a, rows, partBytes, parts, gpu.limits.maxStorageBuffersPerShaderStage);
   if (!call) return undefined;
   const fits = (x: TypedArray | Split | Pack) =>
     isPack(x) ? packBytes(x.pack) <= maxBinding : isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
@@ -124,6 +124,11 @@ export interface SplitPlan {
   partBytes: number;
   /** Ranges a split array is bound as (splitParts of the adapter). */
   parts: number;
+  /**
+   * Ranges a split array can be bound as beside `others` other storage bindings (a result buffer
+   * counts), at most MAX_SPLIT_PARTS: for kernels that bind more than splitParts assumes.
+   */
+  partsBeside(others: number): number;
 }
 
 /** Builds a kernel's GPU call, or returns undefined to keep that call on the CPU. */
@@ -148,7 +153,7 @@ export function typedArgs(a: Record<string, unknown>, types: Record<string, abst
 export const isSplit = (x: TypedArray | Split | Pack): x is Split => 'split' in x;
 export const isPack = (x: TypedArray | Split | Pack): x is Pack => 'pack' in x;
 
-function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number, parts: number): GpuCall | undefined {
+function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes: number, parts: number, storageLimit: number): GpuCall | undefined {
   const part = partBytes / 4;
   if (is(k, core.sampleNeighbor)) {
     const { offsets, targets, out } = a as { offsets: TypedArray; targets: Int32Array; out: Int32Array };
@@ -210,5 +215,6 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     if (!(x instanceof Float32Array && out instanceof Float32Array) || x === out || !finite32(a.mu) || Number.isNaN(a.eps)) return undefined;
     return { shader: BOUNDED_STEP_F32_WGSL, gridRows: rows, params: [f32Bits(a.eps as number), f32Bits(a.mu as number)], arrays: [x, partner, out], writes: [out] };
   }
-  return registered.get(keyOfKernel(k))?.(a, rows, { partBytes, parts });
+  const partsBeside = (others: number) => Math.max(0, Math.min(MAX_SPLIT_PARTS, storageLimit - others));
+  return registered.get(keyOfKernel(k))?.(a, rows, { partBytes, parts, partsBeside });
 }

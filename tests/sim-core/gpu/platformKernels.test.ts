@@ -269,7 +269,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     });
   });
 
-  it('act through the executor: the same events, counts and total, with flags, votes, novelty, many sessions, saturated social proof, posts, follows and targets split into ranges', async () => {
+  it('act through the executor: the same events, counts and total, with flags, votes, novelty, many sessions, saturated social proof, posts, follows and targets split into ranges, on this adapter and at 8 storage buffers per shader', async () => {
     const users = 10_000;
     const posts = 6_000;
     const D = 8;
@@ -363,24 +363,27 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     const cpu = createExecutor(2);
     const inner = createExecutor(1);
     try {
-      const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes });
-      for (const key of [12345, 2 ** 45 + 3]) {
-        const mine = outputs();
-        const theirs = outputs();
-        const want = await cpu.reduce(K.act, { ...args, key, ...mine }, rows, { chunkRows: 1024 });
-        const got = await exec.reduce(K.act, { ...args, key, ...theirs }, rows, { chunkRows: 1024 });
-        await exec.sync();
-        expect(got).toEqual(want);
-        for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), `key ${key}: ${name}`).toBe(true);
-        // Every action the kernel makes happened, and the slots past the rows were kept.
-        const made = new Set<number>();
-        for (let k = 0; k < rows; k++) for (let e = 0; e < mine.evCount[k]; e++) made.add(mine.evAction[k * maxEvents + e]);
-        expect([...made].sort((x, y) => x - y)).toEqual([A.like, A.dislike, A.repost, A.quote, A.comment, A.report, A.mute, A.unfollow, A.follow, A.post]);
-        expect(mine.evCount[rows]).toBe(0xabcd);
-        // The behaviour table rewritten by the host between calls (a hostTable).
-        for (let i = 0; i < behaviour.length; i++) behaviour[i] = Math.fround(behaviour[i] * 0.9);
+      // On this adapter, and as on one with WebGPU's default of 8 storage buffers per shader (3 ranges).
+      for (const storage of [gpu!.limits.maxStorageBuffersPerShaderStage, 8]) {
+        const exec = new GpuExecutor({ ...gpu!, limits: { ...gpu!.limits, maxStorageBuffersPerShaderStage: storage } }, inner, { maxBindingBytes });
+        for (const key of [12345, 2 ** 45 + 3]) {
+          const mine = outputs();
+          const theirs = outputs();
+          const want = await cpu.reduce(K.act, { ...args, key, ...mine }, rows, { chunkRows: 1024 });
+          const got = await exec.reduce(K.act, { ...args, key, ...theirs }, rows, { chunkRows: 1024 });
+          await exec.sync();
+          expect(got).toEqual(want);
+          for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), `key ${key}: ${name}`).toBe(true);
+          // Every action the kernel makes happened, and the slots past the rows were kept.
+          const made = new Set<number>();
+          for (let k = 0; k < rows; k++) for (let e = 0; e < mine.evCount[k]; e++) made.add(mine.evAction[k * maxEvents + e]);
+          expect([...made].sort((x, y) => x - y)).toEqual([A.like, A.dislike, A.repost, A.quote, A.comment, A.report, A.mute, A.unfollow, A.follow, A.post]);
+          expect(mine.evCount[rows]).toBe(0xabcd);
+          // The behaviour table rewritten by the host between calls (a hostTable).
+          for (let i = 0; i < behaviour.length; i++) behaviour[i] = Math.fround(behaviour[i] * 0.9);
+        }
+        expect(exec.counts.gpu.get('act'), `${storage} storage buffers`).toBe(2);
       }
-      expect(exec.counts.gpu.get('act')).toBe(2);
     } finally {
       await cpu.close();
       await inner.close();
