@@ -192,7 +192,7 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * order.
  *
  * The arithmetic is float32, each operation rounded as the GPU's software f32 rounds it, products
- * taken left to right as written (platform/gpuKernels.ts runs this kernel on the device with the
+ * taken left to right as written (platform/gpuAct.ts runs this kernel on the device with the
  * same bytes); a draw is taken when hash / 2^32 is below the float32 probability.
  */
 const act = kernel(ACT, (a, start, end): number[] => {
