@@ -30,7 +30,7 @@ import { NPARAMS, P } from './behaviour.ts';
 import { A, MAX_POSTS_PER_STEP, kernels as K } from './kernels.ts';
 import { POISSON_COUNT_WGSL } from './gpuKernels.ts';
 
-/** The pack's members, in order (the first a column that stays: the pack's buffer is kept per first member). */
+/** The pack's members, in order (the first a column that stays: the pack's buffer is kept per kernel and first member). */
 const PACKED = [
   'interest',
   'opinion',

@@ -189,7 +189,7 @@ registerGpuKernel(K.exposure, (a, rows) => {
   const typed =
     active instanceof Int32Array && feed instanceof Int32Array && feedLen instanceof Uint8Array && stance instanceof Float32Array && archetype instanceof Uint16Array && behaviour instanceof Float32Array && opinion instanceof Float32Array && rowDist instanceof Float32Array;
   if (!typed || rowDist.length < rows || Number.isNaN(far)) return undefined;
-  // A column first: the pack's buffer is kept per first member (sim-core/gpu/executor.ts).
+  // A column first: the pack's buffer is kept per kernel and first member (sim-core/gpu/executor.ts).
   const pack = [archetype, behaviour, stance, active, feed, feedLen];
   return {
     shader: EXPOSURE_WGSL,

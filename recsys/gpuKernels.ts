@@ -34,7 +34,7 @@ import { kernels as K } from './kernels.ts';
 /** The longest feed (and in-network list) the shader's per-user lists hold: platform.feedSize's bound. */
 const MAX_FEED = 64;
 
-/** The pack's members, in order (the first an array that stays: the pack's buffer is kept per first member). */
+/** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
 const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
 /** Rewritten by the host between calls: the records (also through their float view), the post columns, latest posts, mutes and the candidate lists. */
 const HOST = ['latest', 'muters', 'muteA', 'muteB', 'rec', 'flags', 'rootAuthor', 'clusterPosts', 'trending'] as const;

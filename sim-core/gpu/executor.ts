@@ -66,11 +66,14 @@ export class GpuExecutor implements Executor {
    */
   private readonly versions = new WeakMap<TypedArray, number>();
   /**
-   * Pack buffers, by their first member: a kernel's packs of one call and the next differ in their
-   * per-step members (the active list), so a pack starts with an array that stays (a column) and
-   * the buffer is reused, growing when needed, with only the changed members copied in.
+   * Pack buffers, by their first member and then by shader: a kernel's packs of one call and the
+   * next differ in their per-step members (the active list), so a pack starts with an array that
+   * stays (a column) and the buffer is reused, growing when needed, with only the changed members
+   * copied in. Two kernels whose packs start with the same column (act and postContent: interest)
+   * get a buffer each: one kernel's members would overwrite the other's slots at other offsets,
+   * which that kernel's record of its slots would still call fresh.
    */
-  private readonly packs = new WeakMap<TypedArray, PackBuffer>();
+  private readonly packs = new WeakMap<TypedArray, Map<string, PackBuffer>>();
   private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
   /** Kernels run on the device and on the CPU so far, by name (for tests and the bench). */
   readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
@@ -231,15 +234,17 @@ export class GpuExecutor implements Executor {
    * may have rewritten unannounced) is copied in from the array's own device buffer when only that
    * copy is valid (on `enc`, submitted before the kernel), else uploaded from the host.
    */
-  private packBuffer(x: Pack, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
+  private packBuffer(x: Pack, shader: string, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
     const first = x.pack[0];
     const bytes = Math.max(16, packBytes(x.pack));
-    let pb = this.packs.get(first);
+    let byShader = this.packs.get(first);
+    if (!byShader) this.packs.set(first, (byShader = new Map()));
+    let pb = byShader.get(shader);
     if (!pb || pb.bytes < bytes) {
       pb?.buffer.destroy();
       const buffer = this.gpu.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
       pb = { buffer, bytes, members: [], offsets: [], versions: [] };
-      this.packs.set(first, pb);
+      byShader.set(shader, pb);
       this.freed.register(first, buffer);
     }
     const offsets = packOffsets(x.pack);
@@ -290,7 +295,7 @@ export class GpuExecutor implements Executor {
     const copies = call.arrays.some(isPack) ? device.createCommandEncoder() : undefined;
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.hostTables ?? [], copies!));
+        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? [], copies!));
         continue;
       }
       if (!isSplit(x)) {

@@ -130,14 +130,18 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
         ],
       },
     },
-  ])('$scenario: byte-identical Arrow files on webgpu and on two CPU threads', async (c) => {
+    // A small population: act's and postContent's packs both start with the interest column, and
+    // postContent's event arrays, large beside 1,500 agents' columns, reach into the offsets where
+    // act's pack keeps later members (the two must not share one buffer).
+    { scenario: 'social-feed', agents: 1_500, steps: 4, onDevice: ['recommend', 'act', 'postContent'], params: { platform: { startHour: 10 } } },
+  ])('$scenario $agents agents: byte-identical Arrow files on webgpu and on two CPU threads', async (c) => {
     const { scenario } = await loadScenario(c.scenario);
     const common = { agents: c.agents, steps: c.steps, seed: 3, snapshotEvery: 3, params: c.params ?? {} };
     const cpu = createExecutor(2);
-    const a = await runScenario(scenario, { ...common, out: path.join(tmp, `${c.scenario}-cpu`), executor: cpu });
+    const a = await runScenario(scenario, { ...common, out: path.join(tmp, `${c.scenario}-${c.agents}-cpu`), executor: cpu });
     await cpu.close();
     const exec = new GpuExecutor(gpu!, createExecutor(1));
-    const b = await runScenario(scenario, { ...common, out: path.join(tmp, `${c.scenario}-gpu`), executor: exec });
+    const b = await runScenario(scenario, { ...common, out: path.join(tmp, `${c.scenario}-${c.agents}-gpu`), executor: exec });
     const files = arrowFiles(a.dir);
     expect(files.length).toBeGreaterThan(4);
     expect(arrowFiles(b.dir)).toEqual(files);
