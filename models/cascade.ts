@@ -21,6 +21,7 @@ import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { checkSeedSize, seedTotal, selectSeeds, type SeedSize, type SeedStrategy } from './seeds.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
+import { queueReduce } from '../sim-core/exec.ts';
 
 /** Seeds: how they are chosen (default `hubs`) and how many (default 0.1% of agents, at least 1). */
 export interface SeedOptions extends SeedSize {
@@ -40,13 +41,15 @@ function seedRows(world: World, name: string, o: SeedOptions): Int32Array {
 export function independentCascade(o: SeedOptions & { p: number }): Phase {
   checkSeedSize(o);
   let next: Uint8Array;
-  const report = async (world: World, ctx: StepContext, added: number) => {
+  const report = async (world: World, ctx: StepContext, added: Promise<number[]>) => {
     const n = world.agents.length;
-    const counts = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 3 }, n);
-    const active = counts[1] + counts[2];
-    ctx.metric('ic_new', added);
-    ctx.metric('ic_active', active);
-    ctx.metric('ic_fraction', active / n);
+    const { sums } = await queueReduce(world.exec, K.countCodes, { codes: world.agents.columns.state, k: 3 }, n);
+    ctx.later(Promise.all([added, sums]).then(([[a], counts]) => {
+      const active = counts[1] + counts[2];
+      ctx.metric('ic_new', a ?? 0);
+      ctx.metric('ic_active', active);
+      ctx.metric('ic_fraction', active / n);
+    }));
   };
   return {
     name: 'independent-cascade',
@@ -65,10 +68,10 @@ export function independentCascade(o: SeedOptions & { p: number }): Phase {
       const F = graph.followers;
       await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.p, key: ctx.key('ic') }, n);
       await exec.run(K.transition, { state, from: 1, to: 2, p: 1, key: 0 }, n);
-      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      await report(world, ctx, added ?? 0);
+      const added = await queueReduce(exec, K.applyMarks, { state, next, when: 0 }, n);
+      await report(world, ctx, added.sums);
     },
-    measure: (world, ctx) => report(world, ctx, 0),
+    measure: (world, ctx) => report(world, ctx, Promise.resolve([0])),
   };
 }
 
@@ -91,12 +94,14 @@ export function linearThreshold(o: SeedOptions & { threshold?: 'uniform' | numbe
     throw new Error(`linear threshold needs threshold "uniform" or a number in [0, 1] (got ${fixed})`);
   }
   let next: Uint8Array;
-  const report = async (world: World, ctx: StepContext, added: number) => {
+  const report = async (world: World, ctx: StepContext, added: Promise<number[]>) => {
     const n = world.agents.length;
-    const [, active] = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 2 }, n);
-    ctx.metric('lt_new', added);
-    ctx.metric('lt_active', active ?? 0);
-    ctx.metric('lt_fraction', (active ?? 0) / n);
+    const { sums } = await queueReduce(world.exec, K.countCodes, { codes: world.agents.columns.state, k: 2 }, n);
+    ctx.later(Promise.all([added, sums]).then(([[a], [, active]]) => {
+      ctx.metric('lt_new', a ?? 0);
+      ctx.metric('lt_active', active ?? 0);
+      ctx.metric('lt_fraction', (active ?? 0) / n);
+    }));
   };
   return {
     name: 'linear-threshold',
@@ -123,10 +128,10 @@ export function linearThreshold(o: SeedOptions & { threshold?: 'uniform' | numbe
       const n = agents.length;
       const G = graph.following;
       await exec.run(K.thresholdMark, { offsets: G.offsets, targets: G.targets, state, threshold, next, from: 0, value: 1, mark: 1 }, n);
-      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      await report(world, ctx, added ?? 0);
+      const added = await queueReduce(exec, K.applyMarks, { state, next, when: 0 }, n);
+      await report(world, ctx, added.sums);
     },
-    measure: (world, ctx) => report(world, ctx, 0),
+    measure: (world, ctx) => report(world, ctx, Promise.resolve([0])),
   };
 }
 
@@ -134,12 +139,14 @@ export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolea
   checkSeedSize(o);
   let next: Uint8Array;
   const name = o.sis ? 'sis' : 'sir';
-  const report = async (world: World, ctx: StepContext, added: number) => {
-    const c = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.state, k: 3 }, world.agents.length);
-    ctx.metric('susceptible', c[0]);
-    ctx.metric('infectious', c[1]);
-    ctx.metric('recovered', c[2]);
-    ctx.metric('new_infections', added);
+  const report = async (world: World, ctx: StepContext, added: Promise<number[]>) => {
+    const { sums } = await queueReduce(world.exec, K.countCodes, { codes: world.agents.columns.state, k: 3 }, world.agents.length);
+    ctx.later(Promise.all([added, sums]).then(([[a], c]) => {
+      ctx.metric('susceptible', c[0]);
+      ctx.metric('infectious', c[1]);
+      ctx.metric('recovered', c[2]);
+      ctx.metric('new_infections', a ?? 0);
+    }));
   };
   return {
     name,
@@ -158,9 +165,9 @@ export function sir(o: SeedOptions & { beta: number; gamma: number; sis?: boolea
       const F = graph.followers;
       await exec.run(K.spread, { offsets: F.offsets, targets: F.targets, state, next, from: 1, susceptible: 0, mark: 1, p: o.beta, key: ctx.key(`${name}.infect`) }, n);
       await exec.run(K.transition, { state, from: 1, to: o.sis ? 0 : 2, p: o.gamma, key: ctx.key(`${name}.recover`) }, n);
-      const [added] = await exec.reduce(K.applyMarks, { state, next, when: 0 }, n);
-      await report(world, ctx, added ?? 0);
+      const added = await queueReduce(exec, K.applyMarks, { state, next, when: 0 }, n);
+      await report(world, ctx, added.sums);
     },
-    measure: (world, ctx) => report(world, ctx, 0),
+    measure: (world, ctx) => report(world, ctx, Promise.resolve([0])),
   };
 }

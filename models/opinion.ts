@@ -39,6 +39,7 @@ import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, below, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
+import { queueReduce } from '../sim-core/exec.ts';
 import { checkInitial, initOpinions, type InitialOpinion } from './initialOpinions.ts';
 
 /** `shares`: relative weights of the `states` opinions at the start (default equal). */
@@ -47,9 +48,12 @@ export function voter(o: { states?: number; shares?: readonly number[] } = {}): 
   // Votes live in a u8 column.
   if (!(Number.isInteger(k) && k >= 1 && k <= 256)) throw new Error(`voter needs 1 <= states <= 256 (got ${k})`);
   const cdf = o.shares && sharesCdf(o.shares, k);
+  // The counts are read back while the next step runs (StepContext.later).
   const report = async (world: World, ctx: StepContext) => {
-    const c = await world.exec.reduce(K.countCodes, { codes: world.agents.columns.vote, k }, world.agents.length);
-    for (let i = 0; i < k; i++) ctx.metric(`vote_${i}`, c[i] ?? 0);
+    const { sums } = await queueReduce(world.exec, K.countCodes, { codes: world.agents.columns.vote, k }, world.agents.length);
+    ctx.later(sums.then((c) => {
+      for (let i = 0; i < k; i++) ctx.metric(`vote_${i}`, c[i] ?? 0);
+    }));
   };
   let partner: Int32Array;
   let next: Uint8Array;

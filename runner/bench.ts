@@ -13,7 +13,7 @@ import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import type { Manifest } from './runDirectory.ts';
 import { buildGraph, graphBytes, type Graph } from '../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
-import { runStep, type Phase, type World } from '../sim-core/phase.ts';
+import { queueStep, runStep, type Phase, type World } from '../sim-core/phase.ts';
 import { tableBytes, type Table } from '../sim-core/table.ts';
 import { barabasiAlbert, homophilousPreferential } from '../graph/generators.ts';
 import { synthesizePopulation } from '../population/synthesize.ts';
@@ -86,8 +86,10 @@ async function buildSocial(exec: Executor, n: number, seed: number) {
 }
 
 /**
- * Seconds per step: `runs` runs of `stepsPerRun` steps after two warm-up steps. `settle` waits for
- * work still queued on a device, so a run counts the kernels it submitted, not only their encoding.
+ * Seconds per step: `runs` runs of `stepsPerRun` steps after two warm-up steps. As in a run
+ * (runner/runScenario.ts), a step's late metrics are awaited once the next step is queued.
+ * `settle` waits for work still queued on a device, so a run counts the kernels it submitted, not
+ * only their encoding.
  */
 async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRun: number, reset?: () => Promise<void>, settle?: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -97,7 +99,13 @@ async function timeSteps(world: World, phases: Phase[], runs: number, stepsPerRu
   for (let r = 0; r < runs; r++) {
     if (reset) await reset();
     const t0 = performance.now();
-    for (let s = 0; s < stepsPerRun; s++) await runStep(world, phases, 100 + r * stepsPerRun + s);
+    let metrics: Promise<unknown> | undefined;
+    for (let s = 0; s < stepsPerRun; s++) {
+      const queued = await queueStep(world, phases, 100 + r * stepsPerRun + s);
+      await metrics;
+      metrics = queued.metrics;
+    }
+    await metrics;
     await settle?.();
     out.push((performance.now() - t0) / 1000 / stepsPerRun);
   }

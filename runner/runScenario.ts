@@ -1,8 +1,8 @@
 /**
  * Runs a scenario end to end: validates parameters, builds the world, steps it, and writes the run
  * directory. Interruption (SIGINT/SIGTERM) stops at the next step boundary; every completed step is
- * already on disk (metrics are appended crash-safely after each step) and the manifest says
- * `"status": "interrupted"`.
+ * already on disk (metrics are appended crash-safely after each step, a step's row once the next
+ * step's kernels are queued) and the manifest says `"status": "interrupted"`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { backendOf, kernelCalls, openBackend, type BackendName } from '../sim-core/backend.ts';
-import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, runStep, type RunOutputs, type World } from '../sim-core/phase.ts';
+import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
 import type { Graph } from '../sim-core/csr.ts';
@@ -395,10 +395,28 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     writeJsonAtomic(manifestFile, manifest);
     log(`set up ${world.agents.length} agents, ${manifest.edges} edges in ${((performance.now() - t0) / 1000).toFixed(1)} s${resuming ? `; resuming after step ${first}` : ''}`);
 
+    // A step counts as completed (its metrics row, wall time and onStep) once its metrics are in.
+    // An executor that reads sums back late (a device: exec.queueReduce, StepContext.later) gets the
+    // next step queued meanwhile, so the read-back overlaps its kernels: steps complete in order, at
+    // most one behind the loop. Elsewhere a step completes before the next begins.
+    const overlap = !!exec.queueReduce;
+    let completed: Promise<void> = Promise.resolve();
+    const complete = (step: number, wall: number, pending: Promise<Map<string, number>>) => {
+      completed = completed
+        .then(() => pending)
+        .then((m) => {
+          metrics!.append(step, step * stepSeconds, m);
+          manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
+          manifest.steps_completed = step + 1;
+          o.onStep?.(step, steps, wall, m);
+        });
+      completed.catch(() => undefined); // surfaces where it is awaited
+    };
     for (let step = first; step < steps; step++) {
       // With one thread a step never leaves the microtask queue; yield so signals get handled.
       await new Promise((resolve) => setImmediate(resolve));
       if (o.signal?.stopRequested) {
+        await completed;
         if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) {
           await settleSnapshot();
           await exec.sync?.();
@@ -409,9 +427,17 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       }
       const ts = performance.now();
       const phaseMs = new Map<string, number>();
-      const m = await runStep(world, phases, step, phaseMs);
+      const before = completed;
+      let pending: Promise<Map<string, number>>;
+      try {
+        ({ metrics: pending } = await queueStep(world, phases, step, phaseMs));
+      } catch (err) {
+        // The steps before this failing one are finished all the same: keep them.
+        await before.catch(() => undefined);
+        throw err;
+      }
+      await before;
       for (const [name, ms] of phaseMs) (manifest.phase_wall_ms[name] ??= []).push(Math.round(ms * 1000) / 1000);
-      metrics.append(step, step * stepSeconds, m);
       // Snapshots carry the state at the end of step s under the name s + 1 (step-000000 is the start).
       const done = step + 1;
       const snapshotDue = (snapshotEvery > 0 && done % snapshotEvery === 0) || done === steps;
@@ -423,15 +449,17 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         if (exec.capture && !checkpointDue) snapshotLater(done, exec.capture);
         else snapshot(done);
       }
-      const wall = performance.now() - ts;
-      manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
-      manifest.steps_completed = done;
+      complete(step, performance.now() - ts, pending);
+      if (!overlap) await completed;
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      if (checkpointDue) checkpoint(done);
+      if (checkpointDue) {
+        await completed;
+        checkpoint(done);
+      }
       manifest.kernel_calls = kernelCalls(exec);
       writeJsonAtomic(manifestFile, manifest);
-      o.onStep?.(step, steps, wall, m);
     }
+    await completed;
     // A complete run needs no checkpoint (it can be large): drop it.
     fs.rmSync(path.join(dir, CHECKPOINT_FILE), { force: true });
     manifest.checkpoint = undefined;

@@ -108,7 +108,25 @@ export interface Executor {
    * keeps a device copy drops it. Code that writes an array a kernel has used calls this after.
    */
   hostWrote?(array: TypedArray): void;
+  /**
+   * Queues a reducing kernel: once the returned promise resolves, kernels run after it can no
+   * longer change what it reads, but its sums may still be on their way (a device reads them back
+   * while it goes on with the next kernels). Executors without it: `queueReduce` below waits for
+   * the sums.
+   */
+  queueReduce?<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued>;
   close(): Promise<void>;
+}
+
+/** Sums on their way (wrapped: a promise resolving to a promise would wait for both). */
+export interface Queued {
+  sums: Promise<number[]>;
+}
+
+/** `exec.queueReduce`, or `reduce` with its sums already there where the executor has none. */
+export async function queueReduce<S extends KernelSpec>(exec: Executor, kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued> {
+  if (exec.queueReduce) return exec.queueReduce(kernel, args, rows, opts);
+  return { sums: Promise.resolve(await exec.reduce(kernel, args, rows, opts)) };
 }
 
 /** The row ranges a run is split into: a function of (rows, options) only. */

@@ -41,6 +41,13 @@ export interface StepContext {
   key(stream: string): number;
   /** Records a metric for this step's metrics row (declared by the phase). */
   metric(name: string, value: number): void;
+  /**
+   * Metrics that arrive after the phase returns: `work` records them (through `metric`) when sums
+   * queued with `queueReduce` (sim-core/exec.ts) come back. The step's row waits for it; the
+   * runner starts the next step meanwhile, so a device reads the sums back while it runs the next
+   * step's kernels. Only for values nothing in the step reads.
+   */
+  later(work: Promise<void>): void;
 }
 
 export interface Phase {
@@ -99,22 +106,38 @@ export function metricSchema(phases: readonly Phase[]): Array<[string, MetricTyp
  * each phase's wall time (ms) to it under the phase's name.
  */
 export async function runStep(world: World, phases: readonly Phase[], step: number, phaseMs?: Map<string, number>): Promise<Map<string, number>> {
+  return (await queueStep(world, phases, step, phaseMs)).metrics;
+}
+
+/**
+ * `runStep` that resolves once every phase has returned, before the metrics that arrive later
+ * (`StepContext.later`) are in: the caller may start the next step, then wait for `metrics`.
+ */
+export async function queueStep(world: World, phases: readonly Phase[], step: number, phaseMs?: Map<string, number>): Promise<{ metrics: Promise<Map<string, number>> }> {
   const metrics = new Map<string, number>();
-  const ctx = stepContext(world, step, metrics);
+  const pending: Array<Promise<void>> = [];
+  const ctx = stepContext(world, step, metrics, pending);
   for (const phase of phases) {
     const t0 = phaseMs ? performance.now() : 0;
     await phase.run(world, ctx);
     if (phaseMs) phaseMs.set(phase.name, (phaseMs.get(phase.name) ?? 0) + performance.now() - t0);
   }
-  return metrics;
+  const all = Promise.all(pending).then(() => metrics);
+  // A failure surfaces where the caller waits for the metrics, not as an unhandled rejection first.
+  all.catch(() => undefined);
+  return { metrics: all };
 }
 
-function stepContext(world: World, step: number, metrics: Map<string, number>): StepContext {
+function stepContext(world: World, step: number, metrics: Map<string, number>, pending: Array<Promise<void>>): StepContext {
   return {
     step,
     time: step * world.stepSeconds,
     key: (stream) => keyOf(world.seed, streamOf(stream), step),
     metric: (name, value) => void metrics.set(name, value),
+    later: (work) => {
+      work.catch(() => undefined); // handled where the step's metrics are awaited
+      pending.push(work);
+    },
   };
 }
 
@@ -135,7 +158,9 @@ export async function measureInitial(world: World, phases: readonly Phase[]): Pr
   const reporting = phases.filter((p) => Object.keys(p.metrics ?? {}).length > 0);
   if (reporting.length === 0 || reporting.some((p) => !p.measure)) return undefined;
   const metrics = new Map<string, number>();
-  const ctx = stepContext(world, INITIAL_STEP, metrics);
+  const pending: Array<Promise<void>> = [];
+  const ctx = stepContext(world, INITIAL_STEP, metrics, pending);
   for (const p of reporting) await p.measure!(world, ctx);
+  await Promise.all(pending);
   return metrics;
 }

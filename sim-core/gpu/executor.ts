@@ -26,7 +26,7 @@
  * both backends) catch a phase that does not.
  */
 import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
-import { sumPartials, type Executor, type RunOptions } from '../exec.ts';
+import { sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { encodePass, grid, uploadable } from './dispatch.ts';
@@ -94,24 +94,38 @@ export class GpuExecutor implements Executor {
   }
 
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
-    const k = kernel as unknown as AnyKernel;
-    const a = args as Record<string, unknown>;
-    const call = rows > 0 ? gpuKernelFor(k, a, rows, this.gpu, this.opts.maxBindingBytes) : undefined;
+    const call = this.callOf(kernel, args, rows);
     if (!call) return this.onCpu(kernel, args, rows, opts);
-    bump(this.counts.gpu, k.name);
-    const t0 = performance.now();
-    const out = await this.dispatch(call);
-    if (this.opts.timeKernels) {
-      await this.gpu.device.queue.onSubmittedWorkDone();
-      const ms = this.kernelMs.get(k.name) ?? [];
-      ms.push(performance.now() - t0);
-      this.kernelMs.set(k.name, ms);
-    }
-    return [out];
+    return [await (await this.submit(kernel, call)).sums];
   }
 
   async reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
     return sumPartials(await this.run(kernel, args, rows, opts));
+  }
+
+  /** On the device: the result words are copied for reading in queue order and read back while later kernels run. */
+  async queueReduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued> {
+    const call = this.callOf(kernel, args, rows);
+    if (!call) return { sums: Promise.resolve(sumPartials(await this.onCpu(kernel, args, rows, opts))) };
+    return this.submit(kernel, call);
+  }
+
+  private callOf<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number): GpuCall | undefined {
+    return rows > 0 ? gpuKernelFor(kernel as unknown as AnyKernel, args as Record<string, unknown>, rows, this.gpu, this.opts.maxBindingBytes) : undefined;
+  }
+
+  private async submit<S extends KernelSpec>(kernel: Kernel<S>, call: GpuCall): Promise<Queued> {
+    const name = (kernel as unknown as AnyKernel).name;
+    bump(this.counts.gpu, name);
+    const t0 = performance.now();
+    const queued = await this.dispatch(call);
+    if (this.opts.timeKernels) {
+      await this.gpu.device.queue.onSubmittedWorkDone();
+      const ms = this.kernelMs.get(name) ?? [];
+      ms.push(performance.now() - t0);
+      this.kernelMs.set(name, ms);
+    }
+    return queued;
   }
 
   /** Reads back every array whose host copy is stale. */
@@ -277,8 +291,11 @@ export class GpuExecutor implements Executor {
     return p;
   }
 
-  /** One compute pass of `call`: bindings 0 the uniform words, then its arrays, then its result buffer. */
-  private async dispatch(call: GpuCall): Promise<number[]> {
+  /**
+   * One compute pass of `call`: bindings 0 the uniform words, then its arrays, then its result
+   * buffer, whose copy for reading is queued right after the pass; resolves once both are submitted.
+   */
+  private async dispatch(call: GpuCall): Promise<Queued> {
     const { device } = this.gpu;
     const g = grid(call.gridRows, this.gpu.limits.maxComputeWorkgroupsPerDimension);
     const words = [call.gridRows, g.stride, ...call.params];
@@ -324,10 +341,15 @@ export class GpuExecutor implements Executor {
       this.deviceOnly.add(arr);
       this.bump(arr);
     }
-    if (!result) return [];
-    const out = Array.from(new Uint32Array(await this.readBack(result, call.resultWords! * 4)));
-    result.destroy();
-    return call.finish ? call.finish(out) : out;
+    if (!result) return { sums: Promise.resolve([]) };
+    // readBack submits its copy before it first waits.
+    const sums = this.readBack(result, call.resultWords! * 4).then((bytes) => {
+      result.destroy();
+      const out = Array.from(new Uint32Array(bytes));
+      return call.finish ? call.finish(out) : out;
+    });
+    sums.catch(() => undefined); // a failure surfaces where the sums are awaited
+    return { sums };
   }
 }
 

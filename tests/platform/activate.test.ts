@@ -30,7 +30,7 @@ describe('activity clock', () => {
       for (const hour of [4, 13, 21]) {
         let active = 0;
         const metrics = new Map<string, number>();
-        await phase.run(world, { step: hour, time: hour * 3600, key: () => 77 + hour, metric: (k, v) => void metrics.set(k, v) });
+        await phase.run(world, { step: hour, time: hour * 3600, key: () => 77 + hour, metric: (k, v) => void metrics.set(k, v), later: () => { throw new Error('activate reports no metric late'); } });
         active = metrics.get('active_users')!;
         let mean = 0;
         let variance = 0;

@@ -37,7 +37,7 @@ async function run(world: World, phases: Phase[], steps: number) {
 }
 
 function ctxAt(step: number): StepContext {
-  return { step, time: step * 3600, key: () => 12345, metric: () => {} };
+  return { step, time: step * 3600, key: () => 12345, metric: () => {}, later: () => {} };
 }
 
 /** One user (row 0) and hand-made posts by other users, all in the user's probed clusters. */

@@ -209,6 +209,25 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(Buffer.from(a).equals(Buffer.from(src))).toBe(true);
   });
 
+  it('queueReduce: the sums are those of the array when it was queued, though later kernels change it before they are read', async () => {
+    const n = 30_001;
+    const codes = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) codes[i] = hash(9, i) % 5;
+    const want = [0, 1, 2, 3, 4].map((c) => codes.filter((x) => x === c).length);
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    const zeros = sharedArray('u8', n);
+    await exec.run(K.copy, { out: codes, src: codes.slice() }, n); // the device copy is the valid one
+    const queued = await exec.queueReduce(K.countCodes, { codes, k: 5 }, n);
+    let read = false;
+    const sums = queued.sums.then((x) => ((read = true), x));
+    // Queued behind the count: it overwrites the codes before the sums can have come back.
+    await exec.run(K.copy, { out: codes, src: zeros }, n);
+    expect(read).toBe(false);
+    expect(await sums).toEqual(want);
+    expect(await exec.reduce(K.countCodes, { codes, k: 5 }, n)).toEqual([n, 0, 0, 0, 0]);
+    expect(exec.counts.gpu.get('countCodes')).toBe(2);
+  });
+
   it('socsim experiment --backend webgpu runs every run on the GPU backend', () => {
     const out = path.join(tmp, 'exp');
     const r = spawnSync(process.execPath, [BIN, 'experiment', 'experiments/sir-beta.ts', '--agents', '1000', '--seeds', '1', '--steps', '3', '--backend', 'webgpu', '--out', out, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
