@@ -1,0 +1,74 @@
+#!/bin/bash
+# socsim on a GPU machine: finds the WebGPU adapter (prints its limits), checks that runs on webgpu
+# write the same Arrow files as on two CPU threads, and runs the GPU benchmarks beside the CPU
+# figures. Run from the repository root. Uses node and node_modules when present, else what
+# deploy/gpu/bundle.sh put in .gpu/ (Node, the dependencies, the Vulkan loader and glvnd).
+#
+#   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run)
+#   SCALE      divides every size (a rehearsal on a software driver: SCALE=100)
+#   OUT        where log.txt goes (default /tmp/socsim-gpu-check)
+set -u
+S=${SCALE:-1}
+SECTIONS=${SECTIONS:-parity bench social}
+OUT=${OUT:-/tmp/socsim-gpu-check}; mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+D=$(cd "$(dirname "$0")" && pwd)
+G=$PWD/.gpu
+log() { echo "== [${SECONDS}s] $*"; }
+# NVIDIA's Vulkan driver (libGLX_nvidia) needs glvnd's libGLdispatch; bare containers lack it and the loader.
+if [ -d "$G/gl" ] && [ "$(id -u)" = 0 ] && ! { ldconfig -p | grep -q 'libvulkan.so.1 ' && ldconfig -p | grep -q libGLdispatch; }; then
+  for f in "$G"/gl/*.deb; do dpkg -x "$f" /; done; ldconfig; log "Vulkan loader and glvnd unpacked from .gpu/gl"
+fi
+if ! command -v node >/dev/null && [ -f "$G/node.xz" ]; then
+  mkdir -p /tmp/socsim-node && xz -dc "$G/node.xz" > /tmp/socsim-node/node && chmod +x /tmp/socsim-node/node && export PATH=/tmp/socsim-node:$PATH
+fi
+[ -d node_modules/apache-arrow ] || [ ! -f "$G/nm.tar.xz" ] || tar xJf "$G/nm.tar.xz"
+[ -d "$G/floors" ] && export SOCSIM_FLOORS=$G/floors
+log "node $(node --version); $(nproc) cores; $(free -g | awk '/Mem/{print $2}') GiB"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+if ! node "$D/adapter.mjs"; then
+  for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
+    [ -f "$f" ] && { export VK_DRIVER_FILES=$f; log "VK_DRIVER_FILES=$f"; break; }
+  done
+  node "$D/adapter.mjs" || { log "no hardware adapter"; [ "$S" = 1 ] && exit 1; }
+fi
+lab() { if (( $1 % 1000000 == 0 )); then echo "$(( $1 / 1000000 ))m"; else echo "$(( $1 / 1000 ))k"; fi; }
+# The same run on two CPU threads and on webgpu; every Arrow file compared byte for byte.
+par() {
+  local s=$1 n=$2 st=$3; shift 3
+  local a=/tmp/socsim-par/$s-cpu b=/tmp/socsim-par/$s-gpu t=$SECONDS
+  node bin/socsim.mjs run "$s" --agents "$n" --steps "$st" --threads 2 --quiet --force --out "$a" "$@" >/dev/null || { echo "PARITY $s: cpu run failed"; return; }
+  local tc=$((SECONDS - t)); t=$SECONDS
+  node bin/socsim.mjs run "$s" --agents "$n" --steps "$st" --backend webgpu --quiet --force --out "$b" "$@" >/dev/null || { echo "PARITY $s: webgpu run failed"; return; }
+  local files=0 diff=0
+  for f in $(cd "$a" && find . -name '*.arrow' | sort); do files=$((files + 1)); cmp -s "$a/$f" "$b/$f" || { diff=$((diff + 1)); echo "  DIFF $f"; }; done
+  echo "PARITY $s n=$n steps=$st: $files arrow files, $diff differ (cpu ${tc}s, webgpu $((SECONDS - t))s)"
+  node "$D/summary.mjs" "$b" 0 | grep 'kernel calls on webgpu'
+}
+for section in $SECTIONS; do case $section in
+parity)
+  log "parity"
+  for s in voter independent-cascade sir linear-threshold degroot deffuant hegselmann-krause opinion-cascade; do par $s $((200000 / S)) 10; done
+  par social-feed $((20000 / S)) 30 --set platform.startHour=10
+  par social-feed $((1500 / S)) 4 --set platform.startHour=10 ;;
+bench)
+  for n in $((1000000 / S)) $((10000000 / S)); do
+    L=$(lab $n); only=voter-step-$L-ba5-t2,agent-steps
+    for m in voter ic sir lt degroot deffuant hk; do only=$only,$m-step-$L-ba5-webgpu; done
+    [ $n -le $((1000000 / S)) ] && for m in ic sir lt degroot deffuant hk; do only=$only,$m-step-$L-ba5-t2; done
+    log "bench $L"
+    node bin/socsim.mjs bench --backend webgpu --agents $n --only $only || log "bench $L failed"
+  done ;;
+social)
+  n=$((1000000 / S)); log "social-feed $(lab $n), 26 steps from 10:00, on the CPU then on webgpu"
+  for b in cpu webgpu; do
+    node bin/socsim.mjs run social-feed --agents $n --steps 26 --threads 2 --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend $b --out /tmp/socsim-soc-$b >/dev/null && node "$D/summary.mjs" /tmp/socsim-soc-$b 6
+  done
+  d=0; for f in $(cd /tmp/socsim-soc-cpu && find . -name '*.arrow' | sort); do cmp -s /tmp/socsim-soc-cpu/$f /tmp/socsim-soc-webgpu/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
+  echo "social-feed $(lab $n): $d Arrow files differ between cpu and webgpu" ;;
+big)
+  n=$((100000000 / S)); log "voter $(lab $n) on webgpu, 3 steps"
+  node bin/socsim.mjs run voter --agents $n --steps 3 --threads "$(nproc)" --backend webgpu --snapshot-every 0 --force --out /tmp/socsim-big | grep -v '^  ' && node "$D/summary.mjs" /tmp/socsim-big 0 ;;
+*) log "unknown section $section" ;;
+esac; done
+log "done"

@@ -1,0 +1,12 @@
+// summary.mjs RUN_DIR [FROM_STEP]: the manifest's set-up, step and phase medians from FROM_STEP on,
+// peak RSS and the kernels that ran on the device.
+import fs from 'node:fs';
+const [dir, from = '0'] = process.argv.slice(2);
+const m = JSON.parse(fs.readFileSync(`${dir}/manifest.json`, 'utf8'));
+const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN; };
+const k = Number(from);
+const steps = m.step_wall_ms.slice(k);
+console.log(`${dir}: backend ${m.backend}${m.adapter ? ` (${m.adapter})` : ''}, threads ${m.threads}, agents ${m.agents ?? '?'}, edges ${m.edges}, set-up ${m.setup_seconds?.toFixed?.(1)} s, peak RSS ${(m.peak_rss_bytes / 2 ** 30).toFixed(2)} GiB`);
+console.log(`  step ms (steps ${k}..${m.step_wall_ms.length - 1}): median ${med(steps).toFixed(1)} min ${Math.min(...steps).toFixed(1)} max ${Math.max(...steps).toFixed(1)}; all: ${m.step_wall_ms.map((x) => x.toFixed(0)).join(' ')}`);
+for (const [p, xs] of Object.entries(m.phase_wall_ms ?? {})) console.log(`  phase ${p.padEnd(22)} ${med(xs.slice(k)).toFixed(1)} ms`);
+if (m.kernel_calls) for (const [b, calls] of Object.entries(m.kernel_calls)) console.log(`  kernel calls on ${b}: ${JSON.stringify(calls)}`);
