@@ -60,7 +60,8 @@ export async function runPass(
   const read = buffer(o.outputBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   const module = device.createShaderModule({ code: shader });
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const enc = encodePass(device, pipeline, [ub, ...ins, out], g);
+  const enc = device.createCommandEncoder();
+  recordPass(enc, pipeline, bindGroup(device, pipeline.getBindGroupLayout(0), [ub, ...ins, out]), g);
   enc.copyBufferToBuffer(out, 0, read, 0, read.size);
   device.queue.submit([enc.finish()]);
   await read.mapAsync(GPUMapMode.READ);
@@ -70,17 +71,16 @@ export async function runPass(
   return bytes;
 }
 
-/** A command encoder holding one compute pass of `pipeline` over grid `g`, buffers (or ranges) bound in order. */
-export function encodePass(device: GPUDevice, pipeline: GPUComputePipeline, buffers: ReadonlyArray<GPUBuffer | GPUBufferBinding>, g: { x: number; y: number }): GPUCommandEncoder {
-  const bind = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: buffers.map((b, i) => ({ binding: i, resource: 'buffer' in b ? b : { buffer: b } })),
-  });
-  const enc = device.createCommandEncoder();
+/** Group 0 of a pipeline: buffers (or ranges) bound in order. */
+export function bindGroup(device: GPUDevice, layout: GPUBindGroupLayout, buffers: ReadonlyArray<GPUBuffer | GPUBufferBinding>): GPUBindGroup {
+  return device.createBindGroup({ layout, entries: buffers.map((b, i) => ({ binding: i, resource: 'buffer' in b ? b : { buffer: b } })) });
+}
+
+/** Records one compute pass of `pipeline` over grid `g` with `bind` as group 0. */
+export function recordPass(enc: GPUCommandEncoder, pipeline: GPUComputePipeline, bind: GPUBindGroup, g: { x: number; y: number }): void {
   const pass = enc.beginComputePass();
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bind);
   pass.dispatchWorkgroups(g.x, g.y);
   pass.end();
-  return enc;
 }

@@ -29,7 +29,7 @@ import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
 import { sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
-import { encodePass, grid, uploadable } from './dispatch.ts';
+import { bindGroup, grid, recordPass, uploadable } from './dispatch.ts';
 import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
 
 /**
@@ -52,6 +52,18 @@ interface Resident {
   device: boolean;
 }
 
+/** A compiled shader with its group-0 layout, and the buffers its calls reuse. */
+interface Program {
+  id: number;
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+  uniform?: GPUBuffer;
+  result?: GPUBuffer;
+}
+
+/** Bind groups kept (sim-core/gpu/executor.ts `bindGroups`): a step's few dozen, many times over. */
+const BIND_GROUPS = 1024;
+
 const isArray = (v: unknown): v is TypedArray => ArrayBuffer.isView(v) && !(v instanceof DataView);
 
 export class GpuExecutor implements Executor {
@@ -59,7 +71,16 @@ export class GpuExecutor implements Executor {
   private readonly resident = new WeakMap<TypedArray, Resident>();
   /** Arrays whose only valid copy is on the device (strong references until synced). */
   private readonly deviceOnly = new Set<TypedArray>();
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly programs = new Map<string, Program>();
+  /**
+   * Bind groups by program and bound buffers (ids, offsets, sizes), the least recently used
+   * dropped past BIND_GROUPS: a step binds the same buffers every time, and creating a bind group
+   * (and a uniform buffer) for each call was most of a small kernel's host time. A buffer's id is
+   * never reused, so a group of a destroyed buffer is only ever dropped.
+   */
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+  private readonly bufferIds = new WeakMap<GPUBuffer, number>();
+  private nextBufferId = 0;
   /**
    * Writes seen per array (by a kernel on either side, or hostWrote): a pack refreshes a member
    * whose version moved since it last copied it.
@@ -276,19 +297,49 @@ export class GpuExecutor implements Executor {
     return pb.buffer;
   }
 
-  /** The pipeline of a shader, compiled once; a shader that does not compile throws here. */
-  private async pipeline(shader: string): Promise<GPUComputePipeline> {
-    let p = this.pipelines.get(shader);
+  /** The program of a shader, compiled once; a shader that does not compile throws here. */
+  private async program(shader: string): Promise<Program> {
+    let p = this.programs.get(shader);
     if (!p) {
       const { device } = this.gpu;
       device.pushErrorScope('validation');
       const module = device.createShaderModule({ code: shader });
-      p = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
       const err = await device.popErrorScope();
       if (err) throw new Error(`a WGSL kernel failed to compile: ${err.message}`);
-      this.pipelines.set(shader, p);
+      p = { id: this.programs.size, pipeline, layout: pipeline.getBindGroupLayout(0) };
+      this.programs.set(shader, p);
     }
     return p;
+  }
+
+  /**
+   * The program's uniform buffer holding `words`. One per program, rewritten by every call: a
+   * queue write is ordered after the submissions before it, so a queued pass reads its own words.
+   */
+  private uniforms(p: Program, words: Uint32Array): GPUBuffer {
+    if (!p.uniform || p.uniform.size < words.byteLength) {
+      p.uniform?.destroy();
+      p.uniform = this.gpu.device.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    }
+    this.gpu.device.queue.writeBuffer(p.uniform, 0, words);
+    return p.uniform;
+  }
+
+  private bindGroupOf(p: Program, buffers: ReadonlyArray<GPUBuffer | GPUBufferBinding>): GPUBindGroup {
+    let key = String(p.id);
+    for (const b of buffers) {
+      const buffer = 'buffer' in b ? b.buffer : b;
+      let id = this.bufferIds.get(buffer);
+      if (id === undefined) this.bufferIds.set(buffer, (id = this.nextBufferId++));
+      key += 'buffer' in b ? ` ${id}:${b.offset}:${b.size}` : ` ${id}`;
+    }
+    let group = this.bindGroups.get(key);
+    if (group) this.bindGroups.delete(key);
+    else group = bindGroup(this.gpu.device, p.layout, buffers);
+    this.bindGroups.set(key, group);
+    if (this.bindGroups.size > BIND_GROUPS) this.bindGroups.delete(this.bindGroups.keys().next().value!);
+    return group;
   }
 
   /**
@@ -301,18 +352,17 @@ export class GpuExecutor implements Executor {
     const words = [call.gridRows, g.stride, ...call.params];
     const uniform = new Uint32Array(Math.ceil(words.length / 4) * 4);
     uniform.set(words);
-    const ub = device.createBuffer({ size: uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(ub, 0, uniform);
-    const buffers: Array<GPUBuffer | GPUBufferBinding> = [];
+    const prog = await this.program(call.shader);
+    const buffers: Array<GPUBuffer | GPUBufferBinding> = [this.uniforms(prog, uniform)];
     for (const t of call.hostTables ?? []) {
       const r = this.resident.get(t);
       if (r) r.device = false;
     }
-    // Device-side copies into packs, submitted before the kernel (only calls with packs need one).
-    const copies = call.arrays.some(isPack) ? device.createCommandEncoder() : undefined;
+    // Device-side copies into packs are recorded before the pass.
+    const enc = device.createCommandEncoder();
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? [], copies!));
+        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? [], enc));
         continue;
       }
       if (!isSplit(x)) {
@@ -327,14 +377,21 @@ export class GpuExecutor implements Executor {
         buffers.push({ buffer, offset, size: Math.min(x.partBytes, bytes - offset) });
       }
     }
+    // The result words: the program's buffer, cleared before the pass (its last copy for reading
+    // was queued before this clear).
     let result: GPUBuffer | undefined;
     if (call.resultWords) {
-      result = device.createBuffer({ size: Math.max(16, call.resultWords * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      const size = Math.max(16, call.resultWords * 4);
+      if (!prog.result || prog.result.size < size) {
+        prog.result?.destroy();
+        prog.result = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      }
+      result = prog.result;
+      enc.clearBuffer(result);
       buffers.push(result);
     }
-    const pass = encodePass(device, await this.pipeline(call.shader), [ub, ...buffers], g).finish();
-    device.queue.submit(copies ? [copies.finish(), pass] : [pass]);
-    ub.destroy();
+    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g);
+    device.queue.submit([enc.finish()]);
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
       r.host = false;
@@ -344,7 +401,6 @@ export class GpuExecutor implements Executor {
     if (!result) return { sums: Promise.resolve([]) };
     // readBack submits its copy before it first waits.
     const sums = this.readBack(result, call.resultWords! * 4).then((bytes) => {
-      result.destroy();
       const out = Array.from(new Uint32Array(bytes));
       return call.finish ? call.finish(out) : out;
     });
