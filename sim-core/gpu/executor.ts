@@ -267,7 +267,7 @@ export class GpuExecutor implements Executor {
    * The buffer of a pack, its members brought up to date: a member slot that held another array
    * or offset, an array whose version moved since it was copied, or a host table (which the host
    * may have rewritten unannounced) is copied in from the array's own device buffer when only that
-   * copy is valid (on `enc`, submitted before the kernel), else uploaded from the host.
+   * copy is valid (recorded on `enc`, before the kernel's pass), else uploaded from the host.
    */
   private packBuffer(x: Pack, shader: string, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
     const first = x.pack[0];
