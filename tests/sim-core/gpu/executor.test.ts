@@ -228,6 +228,77 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(exec.counts.gpu.get('countCodes')).toBe(2);
   });
 
+  it('kernels are submitted in batches: steps in one submission, and a host write lands after the kernels recorded before it', async () => {
+    const n = 20_011;
+    const src = sharedArray('u8', n);
+    const index = sharedArray('i32', n);
+    for (let i = 0; i < n; i++) {
+      src[i] = hash(11, i) % 4;
+      index[i] = hash(12, i) % n;
+    }
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    const { queue } = gpu!.device;
+    const submit = queue.submit;
+    let submits = 0;
+    queue.submit = (buffers) => ((submits += 1), submit.call(queue, buffers));
+    try {
+      const a = sharedArray('u8', n);
+      const b = sharedArray('u8', n);
+      // Three kernels and a queued count per "step"; the first compiles the shaders.
+      const step = async () => {
+        await exec.run(K.gather, { out: a, src, index }, n);
+        await exec.run(K.copy, { out: b, src: a }, n);
+        await exec.run(K.gather, { out: a, src: b, index }, n);
+        return exec.queueReduce(K.countCodes, { codes: a, k: 4 }, n);
+      };
+      await (await step()).sums;
+      submits = 0;
+      const sums = [];
+      for (let s = 0; s < 5; s++) sums.push((await step()).sums);
+      expect(submits).toBe(0); // recorded, not yet submitted
+      const counts = await Promise.all(sums);
+      expect(submits).toBe(1);
+      await exec.sync();
+      expect(counts[4]).toEqual([0, 1, 2, 3].map((c) => a.filter((x) => x === c).length));
+      expect(counts[4].reduce((x, y) => x + y)).toBe(n);
+
+      // 300 kernels in a row overflow the uniform ring (256-byte slots, 64 KiB): the batch is
+      // submitted and a new one opened, with the same bytes as on the CPU.
+      const cpu = createExecutor(1);
+      const rounds = async (e: Pick<GpuExecutor, 'run'>, x: Uint8Array, y: Uint8Array) => {
+        for (let r = 0; r < 150; r++) {
+          await e.run(K.gather, { out: y, src: x, index }, n);
+          await e.run(K.gather, { out: x, src: y, index }, n);
+        }
+      };
+      const [wx, wy] = [src.slice(), sharedArray('u8', n)];
+      await rounds(cpu, wx, wy);
+      submits = 0;
+      const [gx, gy] = [src.slice(), sharedArray('u8', n)];
+      await rounds(exec, gx, gy);
+      expect(submits).toBeGreaterThanOrEqual(1);
+      await exec.sync();
+      expect(Buffer.from(gx).equals(Buffer.from(wx))).toBe(true);
+      expect(Buffer.from(gy).equals(Buffer.from(wy))).toBe(true);
+      await cpu.close();
+
+      // copy reads `src` in a recorded pass; the host then rewrites `src` and a second copy uploads
+      // it. The upload must not overtake the first copy.
+      const before = src.slice();
+      const c1 = sharedArray('u8', n);
+      const c2 = sharedArray('u8', n);
+      await exec.run(K.copy, { out: c1, src }, n);
+      src.fill(3);
+      exec.hostWrote(src);
+      await exec.run(K.copy, { out: c2, src }, n);
+      await exec.sync();
+      expect(Buffer.from(c1).equals(Buffer.from(before))).toBe(true);
+      expect([...new Set(c2)]).toEqual([3]);
+    } finally {
+      queue.submit = submit;
+    }
+  });
+
   it('socsim experiment --backend webgpu runs every run on the GPU backend', () => {
     const out = path.join(tmp, 'exp');
     const r = spawnSync(process.execPath, [BIN, 'experiment', 'experiments/sir-beta.ts', '--agents', '1000', '--seeds', '1', '--steps', '3', '--backend', 'webgpu', '--out', out, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
