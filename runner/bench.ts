@@ -268,7 +268,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
               for (const col of Object.values(pop.agents.columns)) exec.hostWrote(col);
             }
           : undefined;
-        const xs = await timeSteps(world, phases, timeKernels ? 1 : Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 3, reset, () => (exec.flush(), gpu!.device.queue.onSubmittedWorkDone()));
+        const xs = await timeSteps(world, phases, timeKernels ? 1 : Math.max(o.runs, cascade ? o.runs : 10), cascade ? 10 : 3, reset, () => gpu!.device.queue.onSubmittedWorkDone());
         if (!timeKernels) {
           say(summarise(name, 's', xs));
           if (m === 'voter') say(summarise(`agent-steps-per-s-voter-${L}-webgpu`, 'steps/s', xs.map((x) => n / x)));

@@ -10,13 +10,6 @@
  * leaves its outputs valid on the host only. So the CSR is uploaded once per graph, and a voter
  * step's scratch arrays never cross the bus.
  *
- * Batches: kernels are recorded into one command encoder and submitted together (one submission
- * per step where nothing forces one earlier), since a submission costs the host more than a small
- * kernel. The batch is submitted at the next turn of the event loop, when a result is read back,
- * when the host writes a buffer (`queue.writeBuffer` runs in queue order at once, so it would land
- * before the recorded passes that come first in program order), and when it fills. Each call's
- * uniform words take their own slot of one ring buffer, written just before the batch is submitted.
- *
  * Packs (gpuKernels.ts `Pack`: read-only arrays bound as one buffer, for kernels that read more
  * arrays than an adapter's storage bindings allow) are copies: each array carries a version, moved
  * by every write a kernel (on either side) or hostWrote reports, and a pack re-copies a member
@@ -59,30 +52,17 @@ interface Resident {
   device: boolean;
 }
 
-/** A compiled shader with its group-0 layout, and the result buffer its calls reuse. */
+/** A compiled shader with its group-0 layout, and the buffers its calls reuse. */
 interface Program {
   id: number;
   pipeline: GPUComputePipeline;
   layout: GPUBindGroupLayout;
+  uniform?: GPUBuffer;
   result?: GPUBuffer;
-}
-
-/** Kernels recorded and not yet submitted (see "Batches" above). */
-interface Batch {
-  enc: GPUCommandEncoder;
-  /** Bytes of the uniform ring used so far. */
-  ringBytes: number;
-  /** Buffers to destroy once the batch is submitted (they may be bound by its passes). */
-  retired: GPUBuffer[];
-  /** Resolves once the batch is submitted. */
-  submitted: Promise<void>;
-  resolve(): void;
 }
 
 /** Bind groups kept (sim-core/gpu/executor.ts `bindGroups`): a step's few dozen, many times over. */
 const BIND_GROUPS = 1024;
-/** Bytes of the uniform ring: a batch is submitted once its calls' words fill it. */
-const RING_BYTES = 64 * 1024;
 
 const isArray = (v: unknown): v is TypedArray => ArrayBuffer.isView(v) && !(v instanceof DataView);
 
@@ -115,11 +95,7 @@ export class GpuExecutor implements Executor {
    * which that kernel's record of its slots would still call fresh.
    */
   private readonly packs = new WeakMap<TypedArray, Map<string, PackBuffer>>();
-  private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => this.retire(b));
-  private batch?: Batch;
-  /** The uniform ring (device) and the words of the open batch (host), written at submission. */
-  private ring?: GPUBuffer;
-  private readonly ringWords = new Uint32Array(RING_BYTES / 4);
+  private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
   /** Kernels run on the device and on the CPU so far, by name (for tests and the bench). */
   readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
   /**
@@ -141,9 +117,7 @@ export class GpuExecutor implements Executor {
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const call = this.callOf(kernel, args, rows);
     if (!call) return this.onCpu(kernel, args, rows, opts);
-    const { sums } = await this.submit(kernel, call);
-    if (call.resultWords) this.flush();
-    return [await sums];
+    return [await (await this.submit(kernel, call)).sums];
   }
 
   async reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
@@ -167,7 +141,6 @@ export class GpuExecutor implements Executor {
     const t0 = performance.now();
     const queued = await this.dispatch(call);
     if (this.opts.timeKernels) {
-      this.flush();
       await this.gpu.device.queue.onSubmittedWorkDone();
       const ms = this.kernelMs.get(name) ?? [];
       ms.push(performance.now() - t0);
@@ -189,7 +162,7 @@ export class GpuExecutor implements Executor {
    */
   async capture(arrays: readonly TypedArray[]): Promise<TypedArray[]> {
     const { device } = this.gpu;
-    const { enc } = this.open();
+    const enc = device.createCommandEncoder();
     const staged: Array<{ read: GPUBuffer; bytes: number } | TypedArray> = arrays.map((arr) => {
       const r = this.resident.get(arr);
       if (!r || r.host) return arr.slice();
@@ -198,7 +171,7 @@ export class GpuExecutor implements Executor {
       enc.copyBufferToBuffer(r.buffer, 0, read, 0, size);
       return { read, bytes: r.bytes };
     });
-    this.flush();
+    device.queue.submit([enc.finish()]);
     this.captures++;
     return Promise.all(
       staged.map(async (x, i) => {
@@ -226,46 +199,7 @@ export class GpuExecutor implements Executor {
     this.versions.set(arr, (this.versions.get(arr) ?? 0) + 1);
   }
 
-  /** Submits the kernels recorded so far. */
-  flush(): void {
-    const b = this.batch;
-    if (!b) return;
-    this.batch = undefined;
-    const { queue } = this.gpu.device;
-    if (b.ringBytes > 0) queue.writeBuffer(this.ring!, 0, this.ringWords, 0, b.ringBytes / 4);
-    queue.submit([b.enc.finish()]);
-    for (const buf of b.retired) buf.destroy();
-    b.resolve();
-  }
-
-  /** The open batch, opened if none is; a batch is submitted at the next turn of the event loop at the latest. */
-  private open(): Batch {
-    if (!this.batch) {
-      let resolve!: () => void;
-      const submitted = new Promise<void>((r) => (resolve = r));
-      const b: Batch = { enc: this.gpu.device.createCommandEncoder(), ringBytes: 0, retired: [], submitted, resolve };
-      this.batch = b;
-      setImmediate(() => {
-        if (this.batch === b) this.flush();
-      });
-    }
-    return this.batch;
-  }
-
-  /** A queue write, after the recorded kernels (which come before it in program order). */
-  private write(buffer: GPUBuffer, offset: number, data: Uint8Array): void {
-    this.flush();
-    this.gpu.device.queue.writeBuffer(buffer, offset, data);
-  }
-
-  /** Destroys `buffer` once no recorded kernel can still use it. */
-  private retire(buffer: GPUBuffer): void {
-    if (this.batch) this.batch.retired.push(buffer);
-    else buffer.destroy();
-  }
-
   async close(): Promise<void> {
-    this.flush();
     await this.cpu.close();
     this.gpu.close();
   }
@@ -300,7 +234,7 @@ export class GpuExecutor implements Executor {
   private toDevice(arr: TypedArray): GPUBuffer {
     const r = this.residentOf(arr);
     if (!r.device) {
-      this.write(r.buffer, 0, uploadable(arr));
+      this.gpu.device.queue.writeBuffer(r.buffer, 0, uploadable(arr));
       r.device = true;
     }
     return r.buffer;
@@ -315,17 +249,13 @@ export class GpuExecutor implements Executor {
     this.deviceOnly.delete(arr);
   }
 
-  /**
-   * The first `bytes` of `src` as they stand after the kernels recorded so far. With `lazy`, the
-   * copy waits for the batch to be submitted (queued sums); else the batch is submitted now.
-   */
-  private async readBack(src: GPUBuffer, bytes: number, lazy = false): Promise<ArrayBuffer> {
+  private async readBack(src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+    const { device } = this.gpu;
     const size = Math.max(16, Math.ceil(bytes / 4) * 4);
-    const read = this.gpu.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const batch = this.open();
-    batch.enc.copyBufferToBuffer(src, 0, read, 0, size);
-    if (lazy) await batch.submitted;
-    else this.flush();
+    const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(src, 0, read, 0, size);
+    device.queue.submit([enc.finish()]);
     await read.mapAsync(GPUMapMode.READ);
     const out = read.getMappedRange().slice(0, bytes);
     read.unmap();
@@ -337,16 +267,16 @@ export class GpuExecutor implements Executor {
    * The buffer of a pack, its members brought up to date: a member slot that held another array
    * or offset, an array whose version moved since it was copied, or a host table (which the host
    * may have rewritten unannounced) is copied in from the array's own device buffer when only that
-   * copy is valid (recorded before the kernel's pass), else uploaded from the host.
+   * copy is valid (recorded on `enc`, before the kernel's pass), else uploaded from the host.
    */
-  private packBuffer(x: Pack, shader: string, hostTables: readonly TypedArray[]): GPUBuffer {
+  private packBuffer(x: Pack, shader: string, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
     const first = x.pack[0];
     const bytes = Math.max(16, packBytes(x.pack));
     let byShader = this.packs.get(first);
     if (!byShader) this.packs.set(first, (byShader = new Map()));
     let pb = byShader.get(shader);
     if (!pb || pb.bytes < bytes) {
-      if (pb) this.retire(pb.buffer);
+      pb?.buffer.destroy();
       const buffer = this.gpu.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
       pb = { buffer, bytes, members: [], offsets: [], versions: [] };
       byShader.set(shader, pb);
@@ -360,8 +290,8 @@ export class GpuExecutor implements Executor {
       const fresh = pb.members[i] === m && pb.offsets[i] === offsets[i] && pb.versions[i] === v && !hostTables.includes(m);
       if (fresh || size === 0) continue;
       const r = this.resident.get(m);
-      if (r && !r.host) this.open().enc.copyBufferToBuffer(r.buffer, 0, pb.buffer, offsets[i] * 4, size);
-      else this.write(pb.buffer, offsets[i] * 4, uploadable(m));
+      if (r && !r.host) enc.copyBufferToBuffer(r.buffer, 0, pb.buffer, offsets[i] * 4, size);
+      else this.gpu.device.queue.writeBuffer(pb.buffer, offsets[i] * 4, uploadable(m));
       [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
     }
     return pb.buffer;
@@ -384,21 +314,16 @@ export class GpuExecutor implements Executor {
   }
 
   /**
-   * A slot of the uniform ring holding `words`, written when the batch is submitted (a full ring
-   * submits the batch first).
+   * The program's uniform buffer holding `words`. One per program, rewritten by every call: a
+   * queue write is ordered after the submissions before it, so a queued pass reads its own words.
    */
-  private uniforms(words: Uint32Array): GPUBufferBinding {
-    const align = this.gpu.device.limits.minUniformBufferOffsetAlignment;
-    this.ring ??= this.gpu.device.createBuffer({ size: RING_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    let b = this.open();
-    let offset = Math.ceil(b.ringBytes / align) * align;
-    if (offset + words.byteLength > RING_BYTES) {
-      this.flush();
-      [b, offset] = [this.open(), 0];
+  private uniforms(p: Program, words: Uint32Array): GPUBuffer {
+    if (!p.uniform || p.uniform.size < words.byteLength) {
+      p.uniform?.destroy();
+      p.uniform = this.gpu.device.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     }
-    this.ringWords.set(words, offset / 4);
-    b.ringBytes = offset + words.byteLength;
-    return { buffer: this.ring, offset, size: words.byteLength };
+    this.gpu.device.queue.writeBuffer(p.uniform, 0, words);
+    return p.uniform;
   }
 
   private bindGroupOf(p: Program, buffers: ReadonlyArray<GPUBuffer | GPUBufferBinding>): GPUBindGroup {
@@ -428,16 +353,16 @@ export class GpuExecutor implements Executor {
     const uniform = new Uint32Array(Math.ceil(words.length / 4) * 4);
     uniform.set(words);
     const prog = await this.program(call.shader);
+    const buffers: Array<GPUBuffer | GPUBufferBinding> = [this.uniforms(prog, uniform)];
     for (const t of call.hostTables ?? []) {
       const r = this.resident.get(t);
       if (r) r.device = false;
     }
-    // Uploads first (each submits the batch before it): the uniform slot and the pass then land in
-    // one batch. Device-side copies into packs are recorded before the pass.
-    const buffers: Array<GPUBuffer | GPUBufferBinding> = [];
+    // Device-side copies into packs are recorded before the pass.
+    const enc = device.createCommandEncoder();
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? []));
+        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? [], enc));
         continue;
       }
       if (!isSplit(x)) {
@@ -453,20 +378,20 @@ export class GpuExecutor implements Executor {
       }
     }
     // The result words: the program's buffer, cleared before the pass (its last copy for reading
-    // was recorded before this clear).
+    // was queued before this clear).
     let result: GPUBuffer | undefined;
     if (call.resultWords) {
       const size = Math.max(16, call.resultWords * 4);
       if (!prog.result || prog.result.size < size) {
-        if (prog.result) this.retire(prog.result);
+        prog.result?.destroy();
         prog.result = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       }
       result = prog.result;
-      this.open().enc.clearBuffer(result);
+      enc.clearBuffer(result);
       buffers.push(result);
     }
-    buffers.unshift(this.uniforms(uniform));
-    recordPass(this.open().enc, prog.pipeline, this.bindGroupOf(prog, buffers), g);
+    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g);
+    device.queue.submit([enc.finish()]);
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
       r.host = false;
@@ -474,8 +399,8 @@ export class GpuExecutor implements Executor {
       this.bump(arr);
     }
     if (!result) return { sums: Promise.resolve([]) };
-    // The copy for reading is recorded now, right after the pass; it is mapped once submitted.
-    const sums = this.readBack(result, call.resultWords! * 4, true).then((bytes) => {
+    // readBack submits its copy before it first waits.
+    const sums = this.readBack(result, call.resultWords! * 4).then((bytes) => {
       const out = Array.from(new Uint32Array(bytes));
       return call.finish ? call.finish(out) : out;
     });
