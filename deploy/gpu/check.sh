@@ -4,7 +4,8 @@
 # figures. Run from the repository root. Uses node and node_modules when present, else what
 # deploy/gpu/bundle.sh put in .gpu/ (Node, the dependencies, the Vulkan loader and glvnd).
 #
-#   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run)
+#   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run;
+#              "adapter" runs none: Node, the loaders and the adapter only, for scripts that go on)
 #   SCALE      divides every size (a rehearsal on a software driver: SCALE=100)
 #   OUT        where log.txt goes (default /tmp/socsim-gpu-check)
 set -u
@@ -69,6 +70,7 @@ social)
 big)
   n=$((100000000 / S)); log "voter $(lab $n) on webgpu, 3 steps"
   node bin/socsim.mjs run voter --agents $n --steps 3 --threads "$(nproc)" --backend webgpu --snapshot-every 0 --force --out /tmp/socsim-big | grep -v '^  ' && node "$D/summary.mjs" /tmp/socsim-big 0 ;;
+adapter) ;;
 *) log "unknown section $section" ;;
 esac; done
 log "done"
