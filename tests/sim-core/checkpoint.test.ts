@@ -93,3 +93,21 @@ describe('checkpoint', () => {
     expect(fs.existsSync(path.join(tmp, 'c.bin'))).toBe(false);
   });
 });
+
+// A column past 4 GiB (10^8 agents' interest vectors are 6.4 GB): a Uint8Array over its whole
+// buffer is refused, so the file is written and read through views of parts of it. Needs ~4.3 GB
+// of disk and ~9 GB of memory: SOCSIM_BIG_FILE_TESTS=1 npx vitest run tests/sim-core/checkpoint.test.ts
+describe.runIf(process.env.SOCSIM_BIG_FILE_TESTS === '1')('checkpoint of a buffer past 4 GiB', () => {
+  it('writes and restores it', () => {
+    const n = 2 ** 30 + 3; // float32: 4 GiB + 12 bytes
+    const big = sharedArray('f32', n);
+    for (const i of [0, 1, 2 ** 28, 2 ** 30 - 1, 2 ** 30, n - 1]) big[i] = (i % 1000) + 0.5;
+    const file = path.join(tmp, 'big.ckpt');
+    expect(writeCheckpoint(file, { big }, {})).toBeGreaterThan(2 ** 32);
+    const live = { big: new Float32Array(1) };
+    readCheckpoint(file).restoreInto(live);
+    expect(live.big.length).toBe(n);
+    for (const i of [0, 1, 2 ** 28, 2 ** 30 - 1, 2 ** 30, n - 1]) expect(live.big[i]).toBe((i % 1000) + 0.5);
+    fs.rmSync(file);
+  }, 300_000);
+});
