@@ -241,10 +241,15 @@ class PoolExecutor implements Executor {
     const logStart = this.logStart;
     const wire: Record<string, unknown> = {};
     const used: number[] = [];
+    // Arrays no worker has seen go with the task: a worker that had to ask for them would come
+    // back after the calling thread had taken every chunk (each set-up kernel gets new arrays).
+    const fresh: number[] = [];
     for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
       if (isTypedArray(v)) {
+        const known = this.ids.has(v);
         const ref = this.refOf(v);
         used.push(ref.$array);
+        if (!known) fresh.push(ref.$array);
         wire[k] = ref;
       } else wire[k] = v;
     }
@@ -257,6 +262,7 @@ class PoolExecutor implements Executor {
     const pending = Promise.allSettled(
       Array.from({ length: Math.min(this.workers, ranges.length - 1) }, async () => {
         const task: Task = { module: kernel.module, kernel: kernel.name, ranges: flat, claims: this.claims, slot, args: wire, logStart, forget };
+        if (fresh.length > 0) task.defs = [...new Set(fresh)].map((id) => this.defOf(id));
         let out = (await this.pool.run(task)) as TaskResult;
         this.applied.set(out.worker, out.applied);
         if (out.missing) {

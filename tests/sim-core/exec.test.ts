@@ -68,6 +68,28 @@ describe('executor', () => {
     await expect(pool.run(K.fill, { out: new Float32Array(10), value: 1 }, 10)).rejects.toThrow(/SharedArrayBuffer/);
   });
 
+  it('arrays a worker has not seen go with the task, so a call on new arrays never has its worker ask for them', async () => {
+    const p = pool as unknown as { pool: { run(task: unknown): Promise<{ missing?: number[]; chunks?: number[] }> } };
+    const run = p.pool.run;
+    const answers: Array<{ missing?: number[]; chunks?: number[] }> = [];
+    p.pool.run = async (task) => {
+      const out = await run.call(p.pool, task);
+      answers.push(out);
+      return out;
+    };
+    try {
+      for (let r = 0; r < 3; r++) {
+        const out = sharedArray('f32', 1 << 20); // new every call, as set-up arrays are
+        await pool.run(K.fill, { out, value: r }, out.length, { parts: 64 });
+        expect([...new Set(out)]).toEqual([r]);
+      }
+    } finally {
+      p.pool.run = run;
+    }
+    expect(answers.length).toBeGreaterThanOrEqual(3);
+    expect(answers.filter((a) => a.missing)).toEqual([]);
+  });
+
   it('compaction is stable and complete', async () => {
     const n = 200_000;
     const mask = sharedArray('u8', n);
