@@ -11,7 +11,7 @@ import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
 import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
-import { populationConfig, synthesizePopulation, type PopulationConfig } from './synthesize.ts';
+import { populationConfig, synthesizePopulationOn, type PopulationConfig } from './synthesize.ts';
 
 export const graphSpec = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -150,13 +150,13 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
     });
     checkMemory(loaded.nodes, loaded.src.length * (loaded.directed ? 1 : 2), o.phaseBytesPerAgent);
     log(`loaded ${o.graphFile} (${loaded.directed ? 'directed' : 'undirected'}, ${loaded.ids} ids): ${loaded.nodes} nodes, ${loaded.src.length} edges`);
-    pop = synthesizePopulation(loaded.nodes, o.seed, o.population);
+    pop = await synthesizePopulationOn(exec, loaded.nodes, o.seed, o.population);
     edges = loaded;
     externalIds = loaded.externalIds;
     graphSource = edgeFileRecord(loaded);
   } else {
     checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
-    pop = synthesizePopulation(o.agents, o.seed, o.population);
+    pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
     log(`synthesised ${o.agents} agents`);
     const c = pop.agents.columns;
     edges = generate(o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);

@@ -6,8 +6,11 @@
  * a pure function of (config, seed) and any row can be regenerated alone.
  */
 import { z } from 'zod';
-import { keyOf, normal, streamOf, uniform } from '../sim-core/rng.ts';
-import { createTable, sharedArray, type Schema, type Table } from '../sim-core/table.ts';
+import type { Executor } from '../sim-core/exec.ts';
+import type { ArgsOf } from '../sim-core/kernel.ts';
+import { keyOf, normal, streamOf } from '../sim-core/rng.ts';
+import { createTable, sharedArray, type Schema, type Table, type TypedArray } from '../sim-core/table.ts';
+import { kernels as K } from './kernels.ts';
 
 /** Activity tiers used for archetypes: bounds on the activity level. */
 export const ACTIVITY_TIERS = ['low', 'medium', 'high'] as const;
@@ -152,17 +155,6 @@ function cdfOf(weights: readonly number[]): Float64Array {
   return cdf;
 }
 
-function fillCategorical(out: Uint8Array, weights: readonly number[], key: number): void {
-  const cdf = cdfOf(weights);
-  const k = cdf.length;
-  for (let i = 0; i < out.length; i++) {
-    const u = uniform(key, i);
-    let c = 0;
-    while (c < k - 1 && u >= cdf[c]) c++;
-    out[i] = c;
-  }
-}
-
 /** Unit-length topic prototypes, a function of (seed, T, D). */
 export function topicPrototypes(seed: number, topics: number, dim: number): Float32Array {
   const key = keyOf(seed, streamOf('population.prototypes'), 0);
@@ -182,6 +174,20 @@ export function topicPrototypes(seed: number, topics: number, dim: number): Floa
 
 /** Generates `agents` synthetic users; a pure function of (agents, config, seed). */
 export function synthesizePopulation(agents: number, seed: number, input: PopulationConfig = {}): Population {
+  const { population, args } = plan(agents, seed, input);
+  K.synthesizeRows.fn(args, 0, agents);
+  return population;
+}
+
+/** synthesizePopulation with the rows filled on `exec`'s threads (the same bytes). */
+export async function synthesizePopulationOn(exec: Executor, agents: number, seed: number, input: PopulationConfig = {}): Promise<Population> {
+  const { population, args } = plan(agents, seed, input);
+  await exec.run(K.synthesizeRows, args, agents);
+  return population;
+}
+
+/** The table (columns zeroed) and the arguments of the row kernel (population/kernels.ts). */
+function plan(agents: number, seed: number, input: PopulationConfig) {
   const config = populationConfig.parse(input);
   const D = config.interestDim;
   const T = config.topics;
@@ -193,75 +199,57 @@ export function synthesizePopulation(agents: number, seed: number, input: Popula
     interestDim: D,
   });
   const table = createTable(schema, agents);
-  const c = table.columns;
   const key = (name: string) => keyOf(seed, streamOf(`population.${name}`), 0);
-
-  fillCategorical(c.age_band as Uint8Array, config.ageBand.weights, key('age_band'));
-  fillCategorical(c.gender as Uint8Array, config.gender.weights, key('gender'));
-  fillCategorical(c.region as Uint8Array, config.region.weights, key('region'));
-  fillCategorical(c.leaning as Uint8Array, config.leaning.weights, key('leaning'));
-  fillCategorical(c.chronotype as Uint8Array, [0.2, 0.35, 0.3, 0.15], key('chronotype'));
-
-  const L = config.leaning.labels.length;
-  const centres = config.leaningCentres ?? Array.from({ length: L }, (_, i) => (L === 1 ? 0 : -1 + (2 * i) / (L - 1)));
-  const Leaning = c.leaning as Uint8Array;
-  const Opinion = c.opinion as Float32Array;
-  const kOp = key('opinion');
-  for (let i = 0; i < agents; i++) {
-    const o = centres[Leaning[i]] + config.opinionSpread * normal(kOp, i);
-    Opinion[i] = o < -1 ? -1 : o > 1 ? 1 : o;
+  const marginals = [config.ageBand.weights, config.gender.weights, config.region.weights, config.leaning.weights, [0.2, 0.35, 0.3, 0.15]];
+  const cdfs = sharedArray('f64', marginals.reduce((n, w) => n + w.length, 0));
+  let at = 0;
+  for (const w of marginals) {
+    cdfs.set(cdfOf(w), at);
+    at += w.length;
   }
-
+  const L = config.leaning.labels.length;
+  const centres = sharedArray('f64', L);
+  centres.set(config.leaningCentres ?? Array.from({ length: L }, (_, i) => (L === 1 ? 0 : -1 + (2 * i) / (L - 1))));
   // Activity: Pareto(shape a, scale xm) capped at activityCap, with xm chosen so the capped mean
   // is activityMean (the uncapped mean a*xm/(a-1) would be 37% higher at the defaults, more for
-  // shapes nearer 1).
+  // shapes nearer 1). Tiers: below the median, below the top 20%, the rest.
   const a = config.activityShape;
-  const cap = config.activityCap;
-  const xm = paretoScaleForCappedMean(config.activityMean, a, cap);
-  const Activity = c.activity as Float32Array;
-  const Tier = c.activity_tier as Uint8Array;
-  const kAct = key('activity');
-  const tierLow = xm * 2 ** (1 / a); // median of the Pareto
-  const tierHigh = xm * 5 ** (1 / a); // top 20%
-  for (let i = 0; i < agents; i++) {
-    const v = xm / Math.pow(1 - uniform(kAct, i), 1 / a);
-    const act = v > cap ? cap : v;
-    Activity[i] = act;
-    Tier[i] = act < tierLow ? 0 : act < tierHigh ? 1 : 2;
-  }
-
-  // Interests: primary prototype (biased by leaning, so topics and stance correlate), plus a
-  // weaker secondary one and noise, normalised. Noise is keyed by (row, dimension) rather than by
-  // row * D + dimension, which would wrap at 2^32 (16.7M agents at D = 256) and repeat rows.
+  const xm = paretoScaleForCappedMean(config.activityMean, a, config.activityCap);
+  // Interests: noise keyed by (row, dimension) rather than by row * D + dimension, which would
+  // wrap at 2^32 (16.7M agents at D = 256) and repeat rows.
   const prototypes = topicPrototypes(seed, T, D);
-  const Topic = c.topic as Uint8Array;
-  const Interest = c.interest as Float32Array;
-  const kTop = key('topic');
-  const kInt = key('interest');
-  const perLeaning = Math.max(1, Math.floor(T / L));
-  for (let i = 0; i < agents; i++) {
-    const u = uniform(kTop, i, 0);
-    const t1 = u < 0.6 ? (Leaning[i] * perLeaning + Math.floor(uniform(kTop, i, 1) * perLeaning)) % T : Math.floor(uniform(kTop, i, 2) * T);
-    const t2 = Math.floor(uniform(kTop, i, 3) * T);
-    Topic[i] = t1;
-    let norm = 0;
-    const base = i * D;
-    for (let d = 0; d < D; d++) {
-      const v = prototypes[t1 * D + d] + 0.4 * prototypes[t2 * D + d] + 0.15 * normal(kInt, i, d);
-      Interest[base + d] = v;
-      norm += v * v;
-    }
-    norm = Math.sqrt(norm) || 1;
-    for (let d = 0; d < D; d++) Interest[base + d] /= norm;
-  }
-
-  // Archetype: age band x leaning x activity tier.
-  const Age = c.age_band as Uint8Array;
-  const Arch = c.archetype as Uint16Array;
-  const nTier = ACTIVITY_TIERS.length;
-  for (let i = 0; i < agents; i++) Arch[i] = (Age[i] * L + Leaning[i]) * nTier + Tier[i];
-
-  return { agents: table, prototypes, config, archetypes: config.ageBand.labels.length * L * nTier };
+  const c = table.columns;
+  const args = {
+    ...(c as Record<string, TypedArray>),
+    cdfs,
+    centres,
+    prototypes,
+    kAge: key('age_band'),
+    kGender: key('gender'),
+    kRegion: key('region'),
+    kLeaning: key('leaning'),
+    kChrono: key('chronotype'),
+    kOp: key('opinion'),
+    kAct: key('activity'),
+    kTop: key('topic'),
+    kInt: key('interest'),
+    nAge: config.ageBand.weights.length,
+    nGender: config.gender.weights.length,
+    nRegion: config.region.weights.length,
+    nLeaning: L,
+    spread: config.opinionSpread,
+    xm,
+    shape: a,
+    cap: config.activityCap,
+    tierLow: xm * 2 ** (1 / a),
+    tierHigh: xm * 5 ** (1 / a),
+    topics: T,
+    dim: D,
+    perLeaning: Math.max(1, Math.floor(T / L)),
+    tiers: ACTIVITY_TIERS.length,
+  } as unknown as ArgsOf<(typeof K.synthesizeRows)['spec']>;
+  const population: Population = { agents: table, prototypes, config, archetypes: config.ageBand.labels.length * L * ACTIVITY_TIERS.length };
+  return { population, args };
 }
 
 /** Bytes per agent the synthetic population's columns take (for memory estimates). */

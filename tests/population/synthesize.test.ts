@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
-import { ACTIVITY_TIERS, CHRONOTYPES, synthesizePopulation, type PopulationConfig } from '../../population/synthesize.ts';
+import { createExecutor } from '../../sim-core/exec.ts';
+import { ACTIVITY_TIERS, CHRONOTYPES, synthesizePopulation, synthesizePopulationOn, type PopulationConfig } from '../../population/synthesize.ts';
 
 const N = 200_000;
 
@@ -93,6 +94,19 @@ describe('synthesizePopulation determinism', () => {
       expect(bytesOf(s).equals(bytesOf(col.subarray(0, s.length))), `${name} prefix`).toBe(true);
     }
     expect(bytesOf(a.prototypes).equals(bytesOf(b.prototypes))).toBe(true);
+  });
+
+  it('rows filled on two threads (a run set-up) are the bytes of the inline fill', async () => {
+    const exec = createExecutor(2);
+    try {
+      for (const cfg of [{}, custom]) {
+        const a = synthesizePopulation(150_001, 9, cfg);
+        const b = await synthesizePopulationOn(exec, 150_001, 9, cfg);
+        for (const [name, col] of Object.entries(a.agents.columns)) expect(bytesOf(col).equals(bytesOf(b.agents.columns[name])), name).toBe(true);
+      }
+    } finally {
+      await exec.close();
+    }
   });
 
   it('different seeds give different populations', () => {
