@@ -6,8 +6,10 @@
  * Direction convention: an edge u -> v means "u follows v": v's posts reach u, and influence in the
  * classic models flows from v to u.
  */
+import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
+import { kernels as GK, UNDRAWN } from './kernels.ts';
 
 export interface EdgeList {
   nodes: number;
@@ -50,36 +52,30 @@ class EdgeBuffer {
 /**
  * Barabasi-Albert (undirected): node m joins to nodes 0..m-1, then every later node t attaches to
  * m distinct earlier nodes chosen with probability proportional to degree (uniform picks from the
- * list of all edge endpoints so far). m * (n - m) edges.
+ * list of all edge endpoints so far, redrawn when a pick repeats one of t's). m * (n - m) edges.
+ * The draws are graph/kernels.ts `attachBA`; barabasiAlbertOn runs them on an executor's threads.
  */
 export function barabasiAlbert(n: number, m: number, seed: number): EdgeList {
+  const { args, edges } = planBA(n, m, seed);
+  GK.attachBA.fn(args, 0, n);
+  return edges;
+}
+
+/** barabasiAlbert with the nodes drawn on `exec`'s threads (the same edges). */
+export async function barabasiAlbertOn(exec: Executor, n: number, m: number, seed: number): Promise<EdgeList> {
+  const { args, edges } = planBA(n, m, seed);
+  await exec.run(GK.attachBA, args, n);
+  return edges;
+}
+
+function planBA(n: number, m: number, seed: number) {
   if (!Number.isInteger(m) || !Number.isInteger(n) || m < 1 || n <= m) throw new Error(`barabasiAlbert needs 1 <= m < n (got m=${m}, n=${n})`);
-  const key = keyOf(seed, streamOf('graph.ba'), 0);
   const total = m * (n - m);
-  const ends = new Int32Array(2 * total);
-  let len = 0;
-  const out = new EdgeBuffer(total);
-  const mark = new Int32Array(n).fill(-1);
-  for (let v = 0; v < m; v++) {
-    out.push(m, v);
-    ends[len++] = m;
-    ends[len++] = v;
-  }
-  for (let t = m + 1; t < n; t++) {
-    let chosen = 0;
-    let draw = 0;
-    const start = len;
-    while (chosen < m) {
-      const v = ends[Math.floor(uniform(key, t, draw++) * start)];
-      if (mark[v] === t) continue;
-      mark[v] = t;
-      out.push(t, v);
-      ends[len++] = t;
-      ends[len++] = v;
-      chosen++;
-    }
-  }
-  return out.finish(n, false);
+  const src = sharedArray('i32', total);
+  const dst = sharedArray('i32', total).fill(UNDRAWN);
+  for (let v = 0; v < m; v++) [src[v], dst[v]] = [m, v];
+  const args = { src, dst, m, key: keyOf(seed, streamOf('graph.ba'), 0) };
+  return { args, edges: { nodes: n, src, dst, directed: false } as EdgeList };
 }
 
 /**

@@ -9,7 +9,7 @@ import { buildGraph, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
-import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
+import { barabasiAlbertOn, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulationOn, type PopulationConfig } from './synthesize.ts';
 
@@ -102,12 +102,12 @@ export function checkMemory(agents: number, edges: number, phaseBytesPerAgent = 
   }
 }
 
-function generate(agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): EdgeList {
+async function generate(exec: Executor, agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): Promise<EdgeList> {
   switch (spec.kind) {
     case 'homophilous':
       return homophilousPreferential(agents, seed, { ...spec, opinion, topic, weight: activity });
     case 'barabasi-albert':
-      return barabasiAlbert(agents, spec.m, seed);
+      return barabasiAlbertOn(exec, agents, spec.m, seed);
     case 'erdos-renyi': {
       const pairs = spec.directed ? agents - 1 : agents - 1;
       return erdosRenyi(agents, Math.min(1, spec.meanDegree / Math.max(1, pairs)), seed, spec.directed);
@@ -159,7 +159,7 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
     pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
     log(`synthesised ${o.agents} agents`);
     const c = pop.agents.columns;
-    edges = generate(o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
+    edges = await generate(exec, o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
     log(`generated ${spec.kind} graph: ${edges.src.length} edges`);
   }
   const graph = await buildGraph(exec, pop.agents.length, edges.src, edges.dst, edges.directed);

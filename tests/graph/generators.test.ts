@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { barabasiAlbert, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
+import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
+import { createExecutor } from '../../sim-core/exec.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 
 /** Checks ids are in range, no self loops, no duplicate edges (unordered pairs when undirected). */
@@ -84,6 +85,25 @@ describe('barabasiAlbert', () => {
     for (let k = 0; k < el.src.length; k++) {
       expect(el.dst[k]).toBeLessThan(el.src[k]);
       expect(el.src[k]).toBe(3 + Math.floor(k / 3));
+    }
+  });
+
+  it('drawn on two threads (nodes that meet undrawn earlier ones draw them), the edges are those of one thread', async () => {
+    const exec = createExecutor(2);
+    try {
+      for (const [n, m, seed] of [
+        [400_000, 5, 1],
+        [300_000, 1, 2],
+        [150_000, 12, 3],
+        [4, 3, 4],
+      ]) {
+        const a = barabasiAlbert(n, m, seed);
+        const b = await barabasiAlbertOn(exec, n, m, seed);
+        expect(same(a, b), `n=${n} m=${m}`).toBe(true);
+        expect(b.dst.includes(-1)).toBe(false);
+      }
+    } finally {
+      await exec.close();
     }
   });
 
