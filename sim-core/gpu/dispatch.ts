@@ -15,17 +15,27 @@ export function grid(rows: number, maxPerDim: number): { x: number; y: number; s
   return { x, y: Math.ceil(groups / x), stride: x * WORKGROUP };
 }
 
+/** Bytes of each queue write of writeArray: bounds the host copy a SharedArrayBuffer view needs. */
+const WRITE_BYTES = 64 << 20;
+
 /**
- * The bytes of `a`, padded to a multiple of 4 as writeBuffer requires, on an ArrayBuffer: Dawn's
- * writeBuffer rejects views of a SharedArrayBuffer (every column and CSR array of the engine), so
- * those are copied.
+ * Writes the bytes of `a` into `buffer` at `offset` (a multiple of 4), padded to a multiple of 4
+ * as writeBuffer requires, in parts of WRITE_BYTES: Dawn's writeBuffer rejects views of a
+ * SharedArrayBuffer (every column and CSR array of the engine), so each part is copied, and a
+ * view of a whole array past 4 GiB could not be made at all.
  */
-export function uploadable(a: ArrayBufferView): Uint8Array {
-  const padded = Math.ceil(a.byteLength / 4) * 4;
-  if (a.buffer instanceof ArrayBuffer && padded === a.byteLength) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  const out = new Uint8Array(padded);
-  out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-  return out;
+export function writeArray(queue: GPUQueue, buffer: GPUBuffer, offset: number, a: ArrayBufferView): void {
+  for (let o = 0; o < a.byteLength; o += WRITE_BYTES) {
+    const bytes = Math.min(WRITE_BYTES, a.byteLength - o);
+    const padded = Math.ceil(bytes / 4) * 4;
+    let part = new Uint8Array(a.buffer, a.byteOffset + o, bytes);
+    if (!(a.buffer instanceof ArrayBuffer) || padded !== bytes) {
+      const copy = new Uint8Array(padded);
+      copy.set(part);
+      part = copy;
+    }
+    queue.writeBuffer(buffer, offset + o, part);
+  }
 }
 
 /**
@@ -53,7 +63,7 @@ export async function runPass(
   device.queue.writeBuffer(ub, 0, uniform);
   const ins = o.inputs.map((a) => {
     const b = buffer(a.byteLength, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
-    device.queue.writeBuffer(b, 0, uploadable(a));
+    writeArray(device.queue, b, 0, a);
     return b;
   });
   const out = buffer(o.outputBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);

@@ -29,7 +29,7 @@ import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
 import { sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
-import { bindGroup, grid, recordPass, uploadable } from './dispatch.ts';
+import { bindGroup, grid, recordPass, writeArray } from './dispatch.ts';
 import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
 
 /**
@@ -234,7 +234,7 @@ export class GpuExecutor implements Executor {
   private toDevice(arr: TypedArray): GPUBuffer {
     const r = this.residentOf(arr);
     if (!r.device) {
-      this.gpu.device.queue.writeBuffer(r.buffer, 0, uploadable(arr));
+      writeArray(this.gpu.device.queue, r.buffer, 0, arr);
       r.device = true;
     }
     return r.buffer;
@@ -291,7 +291,7 @@ export class GpuExecutor implements Executor {
       if (fresh || size === 0) continue;
       const r = this.resident.get(m);
       if (r && !r.host) enc.copyBufferToBuffer(r.buffer, 0, pb.buffer, offsets[i] * 4, size);
-      else this.gpu.device.queue.writeBuffer(pb.buffer, offsets[i] * 4, uploadable(m));
+      else writeArray(this.gpu.device.queue, pb.buffer, offsets[i] * 4, m);
       [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
     }
     return pb.buffer;

@@ -183,6 +183,19 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(want[0][n - 1]).toBe(src[index[n - 1] < 0 ? n - 1 : index[n - 1]]);
   });
 
+  it('arrays past one 64 MiB upload go up in parts (an odd length, from a SharedArrayBuffer)', async () => {
+    const n = 70_000_003;
+    const src = sharedArray('u8', n);
+    for (let i = 0; i < n; i += 997) src[i] = 1 + (hash(21, i) % 250);
+    src[n - 1] = 7;
+    const out = sharedArray('u8', n);
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    await exec.run(K.copy, { out, src }, n);
+    expect(exec.counts.gpu.get('copy')).toBe(1);
+    await exec.sync();
+    expect(Buffer.from(out).equals(Buffer.from(src))).toBe(true);
+  });
+
   it('capture copies arrays as they stand, while later kernels change them', async () => {
     const n = 40_003;
     const src = sharedArray('u8', n);
