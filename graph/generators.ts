@@ -6,6 +6,7 @@
  * Direction convention: an edge u -> v means "u follows v": v's posts reach u, and influence in the
  * classic models flows from v to u.
  */
+import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
@@ -69,7 +70,9 @@ export async function barabasiAlbertOn(exec: Executor, n: number, m: number, see
 }
 
 function planBA(n: number, m: number, seed: number) {
-  if (!Number.isInteger(m) || !Number.isInteger(n) || m < 1 || n <= m) throw new Error(`barabasiAlbert needs 1 <= m < n (got m=${m}, n=${n})`);
+  if (!Number.isInteger(m) || !Number.isInteger(n) || m < 1 || n <= m) {
+    throw new InputError(`barabasiAlbert needs 1 <= m < n (got m=${m}, n=${n}); use more agents or a smaller graph.m`);
+  }
   const total = m * (n - m);
   const src = sharedArray('i32', total);
   const dst = sharedArray('i32', total).fill(UNDRAWN);

@@ -262,7 +262,7 @@ class PoolExecutor implements Executor {
     const pending = Promise.allSettled(
       Array.from({ length: Math.min(this.workers, ranges.length - 1) }, async () => {
         const task: Task = { module: kernel.module, kernel: kernel.name, ranges: flat, claims: this.claims, slot, args: wire, logStart, forget };
-        if (fresh.length > 0) task.defs = [...new Set(fresh)].map((id) => this.defOf(id));
+        if (fresh.length > 0) task.defs = fresh.map((id) => this.defOf(id));
         let out = (await this.pool.run(task)) as TaskResult;
         this.applied.set(out.worker, out.applied);
         if (out.missing) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
+import { InputError } from '../../sim-core/errors.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 
@@ -111,6 +112,7 @@ describe('barabasiAlbert', () => {
     expect(same(barabasiAlbert(3000, 4, 5), barabasiAlbert(3000, 4, 5))).toBe(true);
     expect(same(barabasiAlbert(3000, 4, 5), barabasiAlbert(3000, 4, 6))).toBe(false);
     expect(() => barabasiAlbert(5, 5, 1)).toThrow(/m < n/);
+    expect(() => barabasiAlbert(5, 5, 1)).toThrow(InputError); // the CLI's exit 2 with one line
     expect(() => barabasiAlbert(10, 0, 1)).toThrow(/1 <= m/);
   });
 });
