@@ -4,6 +4,10 @@ import { sharedArray } from '../../sim-core/table.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { kernels as K } from '../../sim-core/kernels.ts';
+import { releaseMemory } from '../../sim-core/table.ts';
+import { kernels as faulty } from './fixtures/faultyKernels.ts';
+
+const slow = faulty;
 
 const pool = createExecutor(2);
 const inline = createExecutor(1);
@@ -68,26 +72,95 @@ describe('executor', () => {
     await expect(pool.run(K.fill, { out: new Float32Array(10), value: 1 }, 10)).rejects.toThrow(/SharedArrayBuffer/);
   });
 
-  it('arrays a worker has not seen go with the task, so a call on new arrays never has its worker ask for them', async () => {
-    const p = pool as unknown as { pool: { run(task: unknown): Promise<{ missing?: number[]; chunks?: number[] }> } };
-    const run = p.pool.run;
-    const answers: Array<{ missing?: number[]; chunks?: number[] }> = [];
-    p.pool.run = async (task) => {
-      const out = await run.call(p.pool, task);
+  it('arrays new to a worker go with its task: every call on fresh arrays uses the worker', async () => {
+    const p = pool as unknown as { collect(i: number, seq: number): Promise<{ chunks?: number[]; held: number }> };
+    const collect = p.collect;
+    const answers: Array<{ chunks?: number[]; held: number }> = [];
+    p.collect = async function (this: unknown, i, seq) {
+      const out = await collect.call(this, i, seq);
       answers.push(out);
       return out;
     };
     try {
       for (let r = 0; r < 3; r++) {
         const out = sharedArray('f32', 1 << 20); // new every call, as set-up arrays are
+        await pool.run(slow.slowFill, { out: new Uint8Array(out.buffer, 0, 64), ms: 2, value: r }, 64, { parts: 64 });
         await pool.run(K.fill, { out, value: r }, out.length, { parts: 64 });
         expect([...new Set(out)]).toEqual([r]);
       }
     } finally {
-      p.pool.run = run;
+      p.collect = collect;
     }
-    expect(answers.length).toBeGreaterThanOrEqual(3);
-    expect(answers.filter((a) => a.missing)).toEqual([]);
+    // The slow kernel's 64 chunks of 2 ms each cannot all be taken by the calling thread before
+    // the worker starts: the worker ran some of them on views it was handed with the task.
+    expect(answers.filter((a, k) => k % 2 === 0).every((a) => (a.chunks?.length ?? 0) > 0)).toBe(true);
+  });
+
+  it('a worker lets go of arrays the main thread has dropped', async () => {
+    const p = pool as unknown as { collect(i: number, seq: number): Promise<{ held: number }> };
+    const collect = p.collect;
+    let held = -1;
+    p.collect = async function (this: unknown, i, seq) {
+      const out = await collect.call(this, i, seq);
+      held = out.held;
+      return out;
+    };
+    const keep = sharedArray('u8', 1 << 16);
+    try {
+      const run = (arrays: Uint8Array[]) => Promise.all(arrays.map((out) => pool.run(slow.slowFill, { out, ms: 1, value: 1 }, out.length, { parts: 8 })));
+      await run([keep]);
+      let fresh: Uint8Array[] | undefined = Array.from({ length: 20 }, () => sharedArray('u8', 1 << 16));
+      await run(fresh);
+      const before = held;
+      fresh = undefined;
+      await releaseMemory();
+      await new Promise((r) => setTimeout(r, 50)); // finalizers run after the collection
+      await run([keep]);
+      expect(before - held).toBeGreaterThanOrEqual(20);
+    } finally {
+      p.collect = collect;
+    }
+  });
+
+  it('an error thrown in a worker rejects the run with the kernel\'s message, and the pool goes on', async () => {
+    const out = sharedArray('u8', 64);
+    const messages: string[] = [];
+    for (const row of [8, 40, 63]) {
+      const err = await pool.run(faulty.throwAt, { out, row }, 64, { parts: 64 }).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toContain(`row ${row} is poisoned`);
+      expect(err?.name).toBe('RangeError');
+      messages.push(err!.message);
+    }
+    // the calling thread spends 1 ms a chunk, so the worker meets most poisoned rows
+    expect(messages.some((m) => m.includes('on a worker'))).toBe(true);
+    await pool.run(K.fill, { out, value: 7 }, 64, { parts: 64 });
+    expect([...new Set(out)]).toEqual([7]);
+  });
+
+  it('runs that overlap each get their own results', async () => {
+    const a = sharedArray('u8', 1 << 16);
+    const b = sharedArray('u8', 1 << 16);
+    const x = sharedArray('f64', 1 << 16).fill(1);
+    const [, , sum] = await Promise.all([
+      pool.run(slow.slowFill, { out: a, ms: 0.5, value: 1 }, a.length, { parts: 16 }),
+      pool.run(slow.slowFill, { out: b, ms: 0.5, value: 2 }, b.length, { parts: 16 }),
+      pool.reduce(K.moments, { x }, x.length, { parts: 16 }),
+    ]);
+    expect([...new Set(a)]).toEqual([1]);
+    expect([...new Set(b)]).toEqual([2]);
+    expect(sum[0]).toBe(1 << 16);
+  });
+
+  it('a worker that dies fails the run (and later runs) with a message, instead of hanging', async () => {
+    const dying = createExecutor(2);
+    try {
+      const out = sharedArray('u8', 1 << 12);
+      await dying.run(slow.slowFill, { out, ms: 1, value: 1 }, out.length, { parts: 64 }); // the worker is up
+      await expect(dying.run(faulty.exitWorker, { out }, out.length, { parts: 64 })).rejects.toThrow(/kernel worker 0 exited \(code 3\)/);
+      await expect(dying.run(K.fill, { out, value: 1 }, out.length, { parts: 4 })).rejects.toThrow(/exited/);
+    } finally {
+      await dying.close();
+    }
   });
 
   it('compaction is stable and complete', async () => {
