@@ -70,6 +70,12 @@ export interface Task {
   forget: number[];
 }
 
+/** A message that only lists dropped arrays: the worker forgets them and posts nothing back. */
+export interface ForgetMessage {
+  seq: number;
+  forget: number[];
+}
+
 /** What a worker posts back for task `seq`: the chunks it ran and their partial results, or its error. */
 export interface TaskResult {
   seq: number;
@@ -101,8 +107,6 @@ interface PoolWorker {
   /** Results read off the port before their run asked for them (runs may overlap). */
   inbox: Map<number, TaskResult>;
   dead?: Error;
-  /** Resolves when the worker dies, so a run waiting on it stops waiting. */
-  died: Promise<void>;
 }
 
 /** Atomics.waitAsync (V8 has it; TypeScript's lib for this target does not declare it). */
@@ -122,8 +126,20 @@ export class PoolExecutor implements Executor {
   private readonly arrays = new Map<number, WeakRef<TypedArray>>();
   private readonly finalizer = new FinalizationRegistry<number>((id) => {
     this.arrays.delete(id);
-    for (const w of this.pool) if (w.known.delete(id)) w.forget.push(id);
+    let held = false;
+    for (const w of this.pool) {
+      if (w.known.delete(id)) {
+        w.forget.push(id);
+        held = true;
+      }
+    }
+    if (held && !this.flushing) {
+      this.flushing = true;
+      setImmediate(() => this.flushForget());
+    }
   });
+  /** A flush of the dropped ids is scheduled. */
+  private flushing = false;
   private nextId = 1;
   private readonly claimView = new Int32Array(new SharedArrayBuffer(4 * CLAIM_SLOTS));
   private nextSlot = 0;
@@ -140,15 +156,15 @@ export class PoolExecutor implements Executor {
     const setup: WorkerSetup = { control: this.control.buffer as SharedArrayBuffer, index, port: port2 };
     const worker = new Worker(new URL('./worker.mjs', import.meta.url), { workerData: setup, transferList: [port2] });
     worker.unref();
-    let died!: () => void;
-    const w: PoolWorker = { worker, port: port1, posted: 0, inFlight: 0, known: new Set(), forget: [], inbox: new Map(), died: new Promise((r) => (died = r)) };
-    worker.on('error', (err) => {
+    const w: PoolWorker = { worker, port: port1, posted: 0, inFlight: 0, known: new Set(), forget: [], inbox: new Map() };
+    // A run waiting on this worker's finished word is woken, finds `dead` and fails.
+    const died = (err: Error) => {
       w.dead ??= err;
-      died();
-    });
+      Atomics.notify(this.control, 2 * index + 1);
+    };
+    worker.on('error', died);
     worker.on('exit', (code) => {
-      if (!this.closing) w.dead ??= new Error(`kernel worker ${index} exited (code ${code})`);
-      died();
+      if (!this.closing) died(new Error(`kernel worker ${index} exited (code ${code})`));
     });
     return w;
   }
@@ -171,6 +187,23 @@ export class PoolExecutor implements Executor {
     const arr = this.arrays.get(id)?.deref();
     if (!arr) throw new Error(`array ${id} was released while a kernel still used it`);
     return { id, buffer: arr.buffer as SharedArrayBuffer, type: arr.constructor.name, byteOffset: arr.byteOffset, length: arr.length };
+  }
+
+  /**
+   * Tells each idle worker at once which arrays the main thread has dropped (a worker busy with
+   * runs learns it with its next task anyway), so their buffers are freed without waiting for the
+   * next run that needs a worker, which on a small population can be a rebuild a day later.
+   */
+  private flushForget(): void {
+    this.flushing = false;
+    if (this.closing) return;
+    this.pool.forEach((w, i) => {
+      if (w.dead || w.inFlight > 0 || w.forget.length === 0) return;
+      const seq = ++w.posted;
+      w.port.postMessage({ seq, forget: w.forget.splice(0) } satisfies ForgetMessage);
+      Atomics.store(this.control, 2 * i, seq);
+      Atomics.notify(this.control, 2 * i, 1);
+    });
   }
 
   /** Sends a task to worker `i` and wakes it; returns the task's number. */
@@ -216,7 +249,7 @@ export class PoolExecutor implements Executor {
         if (w.dead) throw w.dead;
         if (finished >= seq) throw new Error(`kernel worker ${i} finished task ${seq} without a result`);
         const wait = waitAsync(this.control, done, finished);
-        if (wait.async) await Promise.race([wait.value, w.died]);
+        if (wait.async) await wait.value;
       }
     } finally {
       if (--w.inFlight === 0) w.worker.unref();
