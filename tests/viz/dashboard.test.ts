@@ -410,7 +410,9 @@ describe('dashboard on a live run (socsim run --serve)', () => {
         child.stdout!.on('data', check);
         check();
       });
-      await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 30_000 });
+      // Generous: under a loaded suite on 2 cores the page took over 30 s to catch up once
+      // (2026-11-26, a fresh clone's full `npm test`; 10 s when the file runs alone).
+      await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 120_000 });
       const renders = await page.evaluate(() => (window as unknown as { __socsim: { renders: number[] } }).__socsim.renders);
       const distinct = [...new Set(renders)];
       // The page saw the run in several intermediate states, in order, before the end.
