@@ -155,7 +155,8 @@ describe('executor', () => {
     const dying = createExecutor(2);
     try {
       const out = sharedArray('u8', 1 << 12);
-      await dying.run(slow.slowFill, { out, ms: 1, value: 1 }, out.length, { parts: 64 }); // the worker is up
+      // Until the worker is up (it loads its modules first), the calling thread takes every chunk.
+      for (let i = 0; i < 100 && (await dying.reduce(faulty.onWorker, { ms: 1 }, 64, { parts: 64 }))[0] === 0; i++);
       await expect(dying.run(faulty.exitWorker, { out }, out.length, { parts: 64 })).rejects.toThrow(/kernel worker 0 exited \(code 3\)/);
       await expect(dying.run(K.fill, { out, value: 1 }, out.length, { parts: 4 })).rejects.toThrow(/exited/);
     } finally {
