@@ -209,7 +209,6 @@ export class PoolExecutor implements Executor {
   /** Sends a task to worker `i` and wakes it; returns the task's number. */
   private post(i: number, task: Omit<Task, 'seq' | 'defs' | 'forget'>, used: number[]): number {
     const w = this.pool[i];
-    if (w.dead) throw w.dead;
     const defs: ArrayDef[] = [];
     for (const id of used) {
       if (w.known.has(id)) continue;
@@ -273,6 +272,9 @@ export class PoolExecutor implements Executor {
     Atomics.store(this.claimView, slot, 0);
     const task = { module: kernel.module, kernel: kernel.name, ranges: ranges.flat(), claims: this.claimView.buffer as SharedArrayBuffer, slot, args: wire };
     const helpers = Math.min(this.pool.length, ranges.length - 1);
+    // Checked before any task goes out, so no worker is left with a task nobody collects.
+    const dead = this.pool.slice(0, helpers).find((w) => w.dead);
+    if (dead) throw dead.dead;
     const seqs: number[] = [];
     for (let i = 0; i < helpers; i++) seqs.push(this.post(i, task, used));
     const results: number[][] = ranges.map(() => []);
