@@ -1,6 +1,7 @@
 /**
- * The Barabasi-Albert generator's attachment as a kernel (graph/generators.ts `barabasiAlbert`),
- * so its nodes can be drawn on several threads with the bytes of the one-thread loop.
+ * The generators' attachment loops as kernels, so their nodes can be drawn on several threads with
+ * the bytes of the one-thread loop: Barabasi-Albert (graph/generators.ts `barabasiAlbert`) and the
+ * homophilous follow graph (graph/homophilous.ts, below).
  *
  * Node t's draws are keyed by (key, t, draw) and pick uniformly from the endpoint list of the
  * edges before it: position p is edge p >> 1's source (a known function of the edge index) or its
@@ -9,7 +10,7 @@
  * same values). A node's targets are final once written; the last one is written with
  * Atomics.store and read with Atomics.load, so a thread that sees it sees the node's others.
  */
-import { kernel, kernelList } from '../sim-core/kernel.ts';
+import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { uniform } from '../sim-core/rng.ts';
 
 /** Unset targets in `dst` (the host fills them before the kernel runs). */
@@ -60,4 +61,151 @@ const attachBA = kernel({ reads: {}, writes: { src: 'i32', dst: 'i32' }, params:
   }
 });
 
-export const kernels = kernelList(import.meta.url, { attachBA });
+// --- The homophilous generator (graph/homophilous.ts) ---
+
+/**
+ * Per thread: the tag of the user being drawn in mark[v] marks v as followed (or the user itself);
+ * every draw takes a fresh tag, so marks never need clearing (and a user restarted after meeting
+ * an undrawn dependency starts with none). `short` is set when the last user drawn accepted fewer
+ * follows than it wanted.
+ */
+let mark = new Int32Array(0);
+let tag = 0;
+let short = false;
+let stack = new Int32Array(64);
+
+const HOMOPHILOUS = {
+  reads: { starts: 'f64', want: 'i32', opinion: 'f32', topic: 'u8' },
+  writes: { src: 'i32', dst: 'i32', done: 'u8' },
+  params: ['first', 'key', 'kRecip', 'pref', 'recip', 'homophily'],
+} as const;
+export type HomophilousArgs = ArgsOf<typeof HOMOPHILOUS>;
+
+/** The user whose block holds position p: the last t with starts[t] <= p. */
+function ownerOf(starts: Float64Array, p: number): number {
+  let lo = 1;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid] <= p) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * Draws user t's follows into its block, which starts at position S: each follow at the next
+ * position, a follow-back (when drawn) right after it. A pick by follower count is a uniform
+ * position below the current one; if that position's user has not been drawn yet (another thread
+ * has it, or nobody yet), returns -(owner + 1) without finishing, and the caller draws the owner
+ * first. Otherwise returns the position after t's block. The draws are graph/homophilous.ts's
+ * model, keyed as that one-thread loop keys them.
+ */
+export function drawUser(a: HomophilousArgs, t: number, S: number): number {
+  const { dst, src, opinion: Op, topic: Top, key, kRecip, pref, recip, homophily } = a;
+  if (mark.length < Op.length) {
+    mark = new Int32Array(Op.length);
+    tag = 0;
+  }
+  if (tag === 0x7fffffff) {
+    mark.fill(0);
+    tag = 0;
+  }
+  const me = ++tag;
+  mark[t] = me;
+  short = false;
+  const want = a.want[t];
+  const ot = Op[t];
+  const tt = Top[t];
+  let q = S;
+  let draw = 1;
+  for (let c = 0; c < want; c++) {
+    let v = -1;
+    for (let tries = 0; tries < 16; tries++) {
+      let cand: number;
+      if (q > 0 && uniform(key, t, draw++) < pref) {
+        const p = Math.floor(uniform(key, t, draw++) * q);
+        cand = dst[p];
+        if (cand === UNDRAWN) {
+          cand = undrawn(a, p);
+          if (cand < 0) return cand;
+        }
+      } else cand = Math.floor(uniform(key, t, draw++) * t);
+      if (mark[cand] === me) continue;
+      v = cand;
+      const d = 0.25 * Math.abs(ot - Op[cand]) + (tt === Top[cand] ? 0 : 0.5);
+      if (uniform(key, t, draw++) < 1 - homophily * d) break;
+    }
+    if (v < 0) {
+      short = true;
+      continue;
+    }
+    mark[v] = me;
+    src[q] = t;
+    dst[q++] = v;
+    // A follow-back, keyed by its position (the edge count so far).
+    if (recip > 0 && uniform(kRecip, q) < recip) {
+      src[q] = v;
+      dst[q++] = t;
+    }
+  }
+  return q;
+}
+
+/** Whether the last user drawUser finished accepted fewer follows than it wanted. */
+export const lastDrawShort = (): boolean => short;
+
+/**
+ * Position p read UNDRAWN: -(owner + 1) while its owner is not drawn. If it is (done is published
+ * after the owner's writes), the position is re-read; still UNDRAWN means it lies past the end of
+ * a user that came up short, so every user after it is being drawn at wrong positions and will be
+ * drawn again (graph/homophilous.ts): any valid id will do.
+ */
+function undrawn(a: HomophilousArgs, p: number): number {
+  const o = ownerOf(a.starts, p);
+  if (Atomics.load(a.done, o) === 0) return -(o + 1);
+  const v = a.dst[p];
+  return v === UNDRAWN ? 0 : v;
+}
+
+/**
+ * Users first + [start, end) of the homophilous graph, each into its planned block (starts[t]:
+ * the block's first position, planned as if every user accepts all the follows it wants). A user
+ * that needs an undrawn one draws it first (the same draws give the same values, so a user drawn
+ * by two threads gets the same bytes twice); done[t] is set with Atomics.store once its block is
+ * written (1, or 2 when it came up short). Returns the first short user met and its block's end.
+ */
+const attachHomophilous = kernel(HOMOPHILOUS, (a, start, end): number[] => {
+  let firstShort = -1;
+  let shortEnd = 0;
+  for (let r = start; r < end; r++) {
+    let sp = 0;
+    stack[sp++] = a.first + r;
+    while (sp > 0) {
+      const u = stack[sp - 1];
+      if (Atomics.load(a.done, u) !== 0) {
+        sp--;
+        continue;
+      }
+      const q = drawUser(a, u, a.starts[u]);
+      if (q < 0) {
+        if (sp === stack.length) {
+          const s = new Int32Array(2 * sp);
+          s.set(stack);
+          stack = s;
+        }
+        stack[sp++] = -q - 1;
+        continue;
+      }
+      if (short && (firstShort < 0 || u < firstShort)) {
+        firstShort = u;
+        shortEnd = q;
+      }
+      Atomics.store(a.done, u, short ? 2 : 1);
+      sp--;
+    }
+  }
+  return firstShort < 0 ? [] : [firstShort, shortEnd];
+});
+
+export const kernels = kernelList(import.meta.url, { attachBA, attachHomophilous });

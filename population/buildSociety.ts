@@ -9,7 +9,7 @@ import { buildGraph, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
-import { barabasiAlbertOn, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
+import { barabasiAlbertOn, erdosRenyi, homophilousPreferentialOn, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulationOn, type PopulationConfig } from './synthesize.ts';
 
@@ -105,7 +105,7 @@ export function checkMemory(agents: number, edges: number, phaseBytesPerAgent = 
 async function generate(exec: Executor, agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): Promise<EdgeList> {
   switch (spec.kind) {
     case 'homophilous':
-      return homophilousPreferential(agents, seed, { ...spec, opinion, topic, weight: activity });
+      return homophilousPreferentialOn(exec, agents, seed, { ...spec, opinion, topic, weight: activity });
     case 'barabasi-albert':
       return barabasiAlbertOn(exec, agents, spec.m, seed);
     case 'erdos-renyi': {

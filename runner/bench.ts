@@ -15,7 +15,7 @@ import { buildGraph, graphBytes, type Graph } from '../sim-core/csr.ts';
 import { createExecutor, type Executor } from '../sim-core/exec.ts';
 import { queueStep, runStep, type Phase, type World } from '../sim-core/phase.ts';
 import { tableBytes, type Table } from '../sim-core/table.ts';
-import { barabasiAlbert, homophilousPreferential } from '../graph/generators.ts';
+import { barabasiAlbert, homophilousPreferentialOn } from '../graph/generators.ts';
 import { synthesizePopulation } from '../population/synthesize.ts';
 import { independentCascade, linearThreshold, sir } from '../models/cascade.ts';
 import { deffuant, degroot, hegselmannKrause, voter } from '../models/opinion.ts';
@@ -73,7 +73,7 @@ export function machineInfo() {
 async function buildSocial(exec: Executor, n: number, seed: number) {
   const pop = synthesizePopulation(n, seed);
   const c = pop.agents.columns;
-  const el = homophilousPreferential(n, seed, {
+  const el = await homophilousPreferentialOn(exec, n, seed, {
     meanFollowing: 45,
     homophily: 0.7,
     reciprocity: 0.1,

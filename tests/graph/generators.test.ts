@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
+import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, homophilousPreferentialOn, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
 import { InputError } from '../../sim-core/errors.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
@@ -337,6 +337,46 @@ describe('homophilousPreferential', () => {
       const regular = [0, 0];
       for (let k = 0; k < el.src.length; k++) if (el.src[k] > el.dst[k]) regular[el.dst[k] % 2]++;
       expect(regular[1] / regular[0], `seed ${s}`).toBeGreaterThan(1.5);
+    }
+  });
+
+  it('drawn on two threads, the edges are those of one thread (users that draw undrawn ones first, users that come up short)', async () => {
+    const exec = createExecutor(2);
+    // Counts the threaded rounds: a user that comes up short sends everyone after it round again.
+    let rounds = 0;
+    const run = exec.run.bind(exec);
+    exec.run = (...args) => {
+      rounds++;
+      return run(...args);
+    };
+    try {
+      const c = pops[1].agents.columns;
+      const opinion = c.opinion as Float32Array;
+      const topic = c.topic as Uint8Array;
+      const weight = c.activity as Float32Array;
+      for (const [users, o, split, shorts] of [
+        // Small chunks right after a short prefix: many picks land in blocks not drawn yet.
+        [n, { meanFollowing: 10, homophily: 0.7, reciprocity: 0.3, opinion, topic }, { prefix: 64, grow: 4, chunk: 32 }, false],
+        [n, { meanFollowing: 10, homophily: 0.5, reciprocity: 0, opinion, topic, weight }, { prefix: 16, grow: 4, chunk: 8 }, false],
+        // Heavy users among the first 20 m want as many follows as there are users before them and
+        // come up short: each sends everyone after it round again (29 and 7 rounds here).
+        [3000, { meanFollowing: 45, homophily: 0.7, reciprocity: 0.1, opinion, topic, weight }, { prefix: 8, grow: 0, chunk: 16 }, true],
+        [3000, { meanFollowing: 45, homophily: 0.7, reciprocity: 0.5, opinion, topic, weight }, { prefix: 200, grow: 0, chunk: 16 }, true],
+        // The defaults (in order up to 16k users), and graphs too small to split.
+        [n, { meanFollowing: 10, homophily: 0.7, reciprocity: 0.1, opinion, topic, weight }, undefined, false],
+        [3, { meanFollowing: 2, homophily: 0.5, opinion, topic }, { prefix: 1, grow: 0, chunk: 1 }, false],
+        [1, { meanFollowing: 2, homophily: 0.5, opinion, topic }, undefined, false],
+      ] as const) {
+        rounds = 0;
+        const a = homophilousPreferential(users, 2, o);
+        const b = await homophilousPreferentialOn(exec, users, 2, o, split);
+        const label = `n=${users} ${JSON.stringify(split)}`;
+        expect(same(a, b), label).toBe(true);
+        expect(b.dst.includes(-1), label).toBe(false);
+        if (shorts) expect(rounds, label).toBeGreaterThan(1);
+      }
+    } finally {
+      await exec.close();
     }
   });
 
