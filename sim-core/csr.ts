@@ -23,10 +23,11 @@ export interface Graph {
   followers: Csr;
 }
 
-/** Rows are split into this many ranges for construction: each range scans every edge once. */
-const BUILD_PARTS = 4;
-
-/** Builds one CSR from (keys, values) and optional mirrored (keys2, values2) edge arrays. */
+/**
+ * Builds one CSR from (keys, values) and optional mirrored (keys2, values2) edge arrays: a counting
+ * sort over `parts` ranges of the edges (one per thread, at most the mean degree, so the counters
+ * take no more memory than the edges), each read once to count and once to scatter.
+ */
 async function buildCsr(
   exec: Executor,
   nodes: number,
@@ -36,24 +37,25 @@ async function buildCsr(
   values2?: Int32Array,
 ): Promise<Csr> {
   const m = keys.length + (keys2?.length ?? 0);
-  const counts = sharedArray('i32', nodes);
-  await exec.run(K.countKeys, keys2 ? { keys, keys2, counts } : { keys, counts }, nodes, { parts: BUILD_PARTS });
-  const offsets = m < 2 ** 31 ? sharedArray('i32', nodes + 1) : sharedArray('f64', nodes + 1);
-  const cursor = sharedArray('f64', nodes);
+  const parts = Math.max(1, Math.min(exec.threads, Math.floor(m / Math.max(1, nodes))));
+  const wide = m >= 2 ** 31;
+  // Per part and row: the count, then (in place) the part's cursor into the row.
+  const counts = wide ? sharedArray('f64', parts * nodes) : sharedArray('i32', parts * nodes);
+  const two = keys2 && values2 ? { keys2, values2 } : {};
+  await exec.run(K.countKeys, { keys, keys2: two.keys2, counts, parts, nodes }, parts, { parts });
+  const offsets = wide ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
   let acc = 0;
   for (let v = 0; v < nodes; v++) {
     offsets[v] = acc;
-    cursor[v] = acc;
-    acc += counts[v];
+    for (let p = 0, at = v; p < parts; p++, at += nodes) {
+      const c = counts[at];
+      counts[at] = acc;
+      acc += c;
+    }
   }
   offsets[nodes] = acc;
   const targets = sharedArray('i32', m);
-  await exec.run(
-    K.scatterKeys,
-    keys2 && values2 ? { keys, values, keys2, values2, cursor, targets } : { keys, values, cursor, targets },
-    nodes,
-    { parts: BUILD_PARTS },
-  );
+  await exec.run(K.scatterKeys, { keys, values, ...two, cursor: counts, targets, parts, nodes }, parts, { parts });
   return { offsets, targets };
 }
 

@@ -372,38 +372,51 @@ const compactMask = kernel({ reads: { mask: 'num', starts: 'f64' }, writes: { ou
 });
 
 /**
- * CSR construction, pass 1, partitioned by row range: counts[v] += number of edges with
- * keys[e] = v (and keys2[e] = v when given) for v in [start, end). Every chunk scans all edges and
- * writes only its own rows, so run it with a small fixed `parts` count.
+ * CSR construction splits the edges (keys, then keys2 when given, as one sequence of keys.length +
+ * keys2.length) into `parts` equal ranges, one row of the run each; part p owns the counters
+ * counts[p * nodes .. (p + 1) * nodes). Each range is read once per pass, whatever the row count.
  */
-const countKeys = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'i32' }, params: [] }, (a, start, end): void => {
+function partRange(a: { keys: Int32Array; keys2?: Int32Array; parts: number }, p: number): [number, number] {
+  const M = a.keys.length + (a.keys2?.length ?? 0);
+  return [Math.floor((M * p) / a.parts), Math.floor((M * (p + 1)) / a.parts)];
+}
+
+/** Pass 1: counts[p * nodes + v] = the edges of part p with key v. */
+const countKeys = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'offsets' }, params: ['parts', 'nodes'] }, (a, start, end): void => {
   const C = a.counts;
-  for (const K of a.keys2 ? [a.keys, a.keys2] : [a.keys]) {
-    const m = K.length;
-    for (let e = 0; e < m; e++) {
-      const v = K[e];
-      if (v >= start && v < end) C[v]++;
-    }
+  const m1 = a.keys.length;
+  for (let p = start; p < end; p++) {
+    const [lo, hi] = partRange(a, p);
+    const base = p * a.nodes;
+    const K = a.keys;
+    for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) C[base + K[e]]++;
+    const K2 = a.keys2;
+    if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) C[base + K2[e]]++;
   }
 });
 
 /**
- * CSR construction, pass 2: for edges with keys[e] in [start, end), in edge order,
- * targets[cursor[keys[e]]++] = values[e]; then the same for (keys2, values2) when given. `cursor`
- * starts as a copy of the row offsets, so each row lists its neighbours in edge-list order.
+ * Pass 2: with cursor[p * nodes + v] starting at row v's offset plus the edges of earlier parts
+ * with key v, each part writes targets[cursor[p * nodes + keys[e]]++] = values[e] in edge order,
+ * so each row lists its neighbours in edge-list order (keys before keys2).
  */
-const scatterKeys = kernel({ reads: { keys: 'i32', values: 'i32', keys2: 'i32?', values2: 'i32?' }, writes: { cursor: 'f64', targets: 'i32' }, params: [] }, (a, start, end): void => {
-  const { cursor: Cur, targets: T } = a;
-  const passes: Array<[Int32Array, Int32Array]> = [[a.keys, a.values]];
-  if (a.keys2 && a.values2) passes.push([a.keys2, a.values2]);
-  for (const [K, V] of passes) {
-    const m = K.length;
-    for (let e = 0; e < m; e++) {
-      const v = K[e];
-      if (v >= start && v < end) T[Cur[v]++] = V[e];
+const scatterKeys = kernel(
+  { reads: { keys: 'i32', values: 'i32', keys2: 'i32?', values2: 'i32?' }, writes: { cursor: 'offsets', targets: 'i32' }, params: ['parts', 'nodes'] },
+  (a, start, end): void => {
+    const { cursor: Cur, targets: T } = a;
+    const m1 = a.keys.length;
+    for (let p = start; p < end; p++) {
+      const [lo, hi] = partRange(a, p);
+      const base = p * a.nodes;
+      const K = a.keys;
+      const V = a.values;
+      for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) T[Cur[base + K[e]]++] = V[e];
+      const K2 = a.keys2;
+      const V2 = a.values2;
+      if (K2 && V2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) T[Cur[base + K2[e]]++] = V2[e];
     }
-  }
-});
+  },
+);
 
 export const kernels = kernelList(import.meta.url, {
   fill,
