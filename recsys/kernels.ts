@@ -20,6 +20,7 @@ import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
 import { MAX_DOT, RANKER, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
+import { quantise } from './records.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 
@@ -343,6 +344,12 @@ const nearestClusters = kernel(
   },
 );
 
+/** Interests as int8 (records.ts quantise), as the post records hold topics; element-wise. */
+const quantiseInterests = kernel({ reads: { interest: 'f32' }, writes: { out: 'i8' }, params: [] }, (a, start, end): void => {
+  const { interest: I, out: Out } = a;
+  for (let i = start; i < end; i++) Out[i] = quantise(I[i]);
+});
+
 /**
  * The bitset of authors with a post in the window (recommend's `recent`): bit v is set when
  * latest[v] >= firstId, the id of the window's first post (an author's latest post is its newest,
@@ -463,4 +470,4 @@ export function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Ar
   return true;
 }
 
-export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, baseScores, candidateTops, recentAuthors });
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, baseScores, candidateTops, recentAuthors });

@@ -6,7 +6,7 @@ import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
-import { PostRecords, quantise } from './records.ts';
+import { PostRecords } from './records.ts';
 import { kernels as K } from './kernels.ts';
 // The WGSL versions of its kernels, for the webgpu executor (registered on import).
 import './gpuKernels.ts';
@@ -35,7 +35,7 @@ export function recommendPhase(s: SocialState): Phase {
       const D = s.posts.dim;
       const interest = world.agents.columns.interest as Float32Array;
       interestQ = sharedArray('i8', interest.length);
-      for (let i = 0; i < interest.length; i++) interestQ[i] = quantise(interest[i]);
+      await world.exec.run(K.quantiseInterests, { interest, out: interestQ }, interest.length);
       await world.exec.run(
         K.nearestClusters,
         { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.userClusters },

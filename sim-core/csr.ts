@@ -61,18 +61,18 @@ async function buildCsr(
 
 /**
  * Throws an InputError naming the first edge with an id outside 0..nodes-1: such an id would be
- * counted into a row that does not exist. One pass; negative ids read as huge unsigned ones.
+ * counted into a row that does not exist.
  */
-function checkIds(nodes: number, src: Int32Array, dst: Int32Array): void {
-  const m = src.length;
-  for (let k = 0; k < m; k++) {
-    if (src[k] >>> 0 < nodes && dst[k] >>> 0 < nodes) continue;
-    const [end, id] = src[k] >>> 0 < nodes ? ['target', dst[k]] : ['source', src[k]];
-    throw new InputError(
-      `follow graph edge ${k}: ${end} ${id} is outside 0..${nodes - 1} (${nodes} agents); ` +
-        `edge ids must be agent rows: renumber the edges densely or build the graph over more agents`,
-    );
-  }
+async function checkIds(exec: Executor, nodes: number, src: Int32Array, dst: Int32Array): Promise<void> {
+  const firsts = await exec.run(K.firstBadEdge, { src, dst, nodes }, src.length);
+  const bad = firsts.find((f) => f.length > 0);
+  if (!bad) return;
+  const k = bad[0];
+  const [end, id] = src[k] >>> 0 < nodes ? ['target', dst[k]] : ['source', src[k]];
+  throw new InputError(
+    `follow graph edge ${k}: ${end} ${id} is outside 0..${nodes - 1} (${nodes} agents); ` +
+      `edge ids must be agent rows: renumber the edges densely or build the graph over more agents`,
+  );
 }
 
 /**
@@ -88,7 +88,7 @@ export async function buildGraph(
   dst: Int32Array,
   directed = true,
 ): Promise<Graph> {
-  checkIds(nodes, src, dst);
+  await checkIds(exec, nodes, src, dst);
   if (directed) {
     const following = await buildCsr(exec, nodes, src, dst);
     const followers = await buildCsr(exec, nodes, dst, src);

@@ -371,6 +371,13 @@ const compactMask = kernel({ reads: { mask: 'num', starts: 'f64' }, writes: { ou
   for (let i = start; i < end; i++) if (M[i] !== 0) Out[at++] = i;
 });
 
+/** The first edge of the chunk with an id outside 0..nodes-1 (negative ids read as huge unsigned ones). */
+const firstBadEdge = kernel({ reads: { src: 'i32', dst: 'i32' }, writes: {}, params: ['nodes'] }, (a, start, end): number[] => {
+  const { src: S, dst: D, nodes } = a;
+  for (let k = start; k < end; k++) if (S[k] >>> 0 >= nodes || D[k] >>> 0 >= nodes) return [k];
+  return [];
+});
+
 /**
  * CSR construction splits the edges (keys, then keys2 when given, as one sequence of keys.length +
  * keys2.length) into `parts` equal ranges, one row of the run each; part p owns the counters
@@ -420,6 +427,7 @@ const scatterKeys = kernel(
 
 export const kernels = kernelList(import.meta.url, {
   fill,
+  firstBadEdge,
   copy,
   sampleNeighbor,
   gather,
