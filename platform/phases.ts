@@ -6,7 +6,7 @@
  * parallel, by the postContent kernel).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
-import { buildGraph } from '../sim-core/csr.ts';
+import { withFollowers } from '../sim-core/csr.ts';
 import { compact } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
@@ -453,7 +453,7 @@ export function maintainPhase(s: SocialState): Phase {
   };
 }
 
-/** Folds follow/unfollow deltas into a new CSR (counting sort, as at set-up). */
+/** Folds follow/unfollow deltas into a new CSR (its rows in order; the followers by counting sort). */
 async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const G = world.graph.following;
   const n = world.agents.length;
@@ -471,26 +471,25 @@ async function rebuildGraph(world: World, s: SocialState): Promise<void> {
     if (u === -1) continue;
     for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) drop[j] = 1;
   }
+  // The new following rows directly (kept edges, then the row's new follows), and the followers
+  // as their transpose: the graph buildGraph would make of these edges in this order.
   const m = world.graph.edges + adds.length;
-  const src = sharedArray('i32', m);
-  const dst = sharedArray('i32', m);
+  const offsets = m < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
+  const targets = sharedArray('i32', m);
   let k = 0;
   let ai = 0;
   for (let u = 0; u < n; u++) {
+    offsets[u] = k;
     const hi = G.offsets[u + 1];
-    for (let j = G.offsets[u]; j < hi; j++) {
-      if (drop[j] === 1) continue;
-      src[k] = u;
-      dst[k++] = G.targets[j];
-    }
+    for (let j = G.offsets[u]; j < hi; j++) if (drop[j] === 0) targets[k++] = G.targets[j];
     while (ai < adds.length && adds[ai][0] === u) {
       const v = adds[ai++][1];
       if (s.removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
-      src[k] = u;
-      dst[k++] = v;
+      targets[k++] = v;
     }
   }
-  world.graph = await buildGraph(world.exec, n, src.subarray(0, k), dst.subarray(0, k), true);
+  offsets[n] = k;
+  world.graph = await withFollowers(world.exec, n, { offsets, targets: targets.subarray(0, k) });
   await releaseMemory();
   const F = world.graph.followers.offsets;
   for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];

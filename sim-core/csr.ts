@@ -37,12 +37,24 @@ async function buildCsr(
   values2?: Int32Array,
 ): Promise<Csr> {
   const m = keys.length + (keys2?.length ?? 0);
-  const parts = Math.max(1, Math.min(exec.threads, Math.floor(m / Math.max(1, nodes))));
-  const wide = m >= 2 ** 31;
-  // Per part and row: the count, then (in place) the part's cursor into the row.
-  const counts = wide ? sharedArray('f64', parts * nodes) : sharedArray('i32', parts * nodes);
+  const { parts, wide, counts } = partCounters(exec, nodes, m);
   const two = keys2 && values2 ? { keys2, values2 } : {};
   await exec.run(K.countKeys, { keys, keys2: two.keys2, counts, parts, nodes }, parts, { parts });
+  const offsets = offsetsAndCursors(counts, parts, nodes, wide);
+  const targets = sharedArray('i32', m);
+  await exec.run(K.scatterKeys, { keys, values, ...two, cursor: counts, targets, parts, nodes }, parts, { parts });
+  return { offsets, targets };
+}
+
+/** Per-part counters for `m` edges over `nodes` rows: a part per thread, at most the mean degree. */
+function partCounters(exec: Executor, nodes: number, m: number) {
+  const parts = Math.max(1, Math.min(exec.threads, Math.floor(m / Math.max(1, nodes))));
+  const wide = m >= 2 ** 31;
+  return { parts, wide, counts: wide ? sharedArray('f64', parts * nodes) : sharedArray('i32', parts * nodes) };
+}
+
+/** Row offsets from per-part counts, which become (in place) each part's cursor into each row. */
+function offsetsAndCursors(counts: Int32Array | Float64Array, parts: number, nodes: number, wide: boolean): Int32Array | Float64Array {
   const offsets = wide ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
   let acc = 0;
   for (let v = 0; v < nodes; v++) {
@@ -54,9 +66,24 @@ async function buildCsr(
     }
   }
   offsets[nodes] = acc;
+  return offsets;
+}
+
+/**
+ * A directed graph from its `following` CSR: the followers direction is its transpose, built as
+ * buildGraph would from the edge list in row order (each row's followers in that order). For
+ * callers that produce rows directly (the platform's follow rebuild): no edge list, no sort of the
+ * following direction.
+ */
+export async function withFollowers(exec: Executor, nodes: number, following: Csr): Promise<Graph> {
+  const keys = following.targets;
+  const m = keys.length;
+  const { parts, wide, counts } = partCounters(exec, nodes, m);
+  await exec.run(K.countKeys, { keys, counts, parts, nodes }, parts, { parts });
+  const offsets = offsetsAndCursors(counts, parts, nodes, wide);
   const targets = sharedArray('i32', m);
-  await exec.run(K.scatterKeys, { keys, values, ...two, cursor: counts, targets, parts, nodes }, parts, { parts });
-  return { offsets, targets };
+  await exec.run(K.scatterRows, { offsets: following.offsets, keys, cursor: counts, targets, parts, nodes }, parts, { parts });
+  return { nodes, edges: m, directed: true, following, followers: { offsets, targets } };
 }
 
 /**

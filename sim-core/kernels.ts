@@ -425,8 +425,38 @@ const scatterKeys = kernel(
   },
 );
 
+/**
+ * Transposing a CSR (csr.ts `withFollowers`): the edges (row u's entries targets[offsets[u] ..
+ * offsets[u + 1])) are split into `parts` ranges like the ones above, keys are the targets and
+ * values the rows, found from the offsets. Pass 2 only (pass 1 is countKeys over the targets).
+ */
+const scatterRows = kernel(
+  { reads: { offsets: 'offsets', keys: 'i32' }, writes: { cursor: 'offsets', targets: 'i32' }, params: ['parts', 'nodes'] },
+  (a, start, end): void => {
+    const { offsets: O, keys: K, cursor: Cur, targets: T, nodes } = a;
+    for (let p = start; p < end; p++) {
+      const [lo, hi] = partRange(a, p);
+      const base = p * nodes;
+      // The row of edge lo: the last u with O[u] <= lo.
+      let u = 0;
+      let top = nodes - 1;
+      while (u < top) {
+        const mid = (u + top + 1) >>> 1;
+        if (O[mid] <= lo) u = mid;
+        else top = mid - 1;
+      }
+      let next = O[u + 1];
+      for (let e = lo; e < hi; e++) {
+        while (e >= next) next = O[++u + 1];
+        T[Cur[base + K[e]]++] = u;
+      }
+    }
+  },
+);
+
 export const kernels = kernelList(import.meta.url, {
   fill,
+  scatterRows,
   firstBadEdge,
   copy,
   sampleNeighbor,

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildGraph, degree, graphBytes } from '../../sim-core/csr.ts';
+import { buildGraph, degree, graphBytes, withFollowers } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
@@ -75,6 +75,33 @@ describe('buildGraph', () => {
     let sum = 0;
     for (let v = 0; v < n; v++) sum += degree(a.following, v);
     expect(sum).toBe(m);
+  });
+
+  it('withFollowers transposes a following CSR into the followers buildGraph makes of its rows (empty rows included)', async () => {
+    const n = 50_000;
+    const m = 600_000;
+    // Edges in row order, sources skipping rows (empty rows), targets random.
+    const src = sharedArray('i32', m);
+    const dst = sharedArray('i32', m);
+    let x = 777;
+    for (let k = 0; k < m; k++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      src[k] = Math.floor((k * n) / m / 2) * 2;
+      dst[k] = x % n;
+    }
+    const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
+      Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+    for (const ex of [inline, pool]) {
+      const a = await buildGraph(ex, n, src, dst, true);
+      const b = await withFollowers(ex, n, a.following);
+      expect(b.edges).toBe(m);
+      expect(eq(a.followers.offsets, b.followers.offsets)).toBe(true);
+      expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
+    }
+    const t = edges([[0, 2], [2, 0], [2, 1]]);
+    const tiny = await withFollowers(pool, 3, (await buildGraph(pool, 3, t.src, t.dst, true)).following);
+    expect(Array.from(tiny.followers.offsets)).toEqual([0, 1, 2, 3]);
+    expect(Array.from(tiny.followers.targets)).toEqual([2, 2, 0]);
   });
 
   it('refuses edges whose ids are outside 0..nodes-1, naming the first bad edge and the agent count', async () => {
