@@ -11,6 +11,7 @@
  * Atomics.store and read with Atomics.load, so a thread that sees it sees the node's others.
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
+import { lastAtMost } from '../sim-core/csrKernels.ts';
 import { uniform } from '../sim-core/rng.ts';
 
 /** Unset targets in `dst` (the host fills them before the kernel runs). */
@@ -81,16 +82,7 @@ const HOMOPHILOUS = {
 export type HomophilousArgs = ArgsOf<typeof HOMOPHILOUS>;
 
 /** The user whose block holds position p: the last t with starts[t] <= p. */
-function ownerOf(starts: Float64Array, p: number): number {
-  let lo = 1;
-  let hi = starts.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (starts[mid] <= p) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
+const ownerOf = (starts: Float64Array, p: number): number => lastAtMost(starts, p, 1, starts.length - 2);
 
 /**
  * Draws user t's follows into its block, which starts at position S: each follow at the next

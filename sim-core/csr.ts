@@ -7,6 +7,7 @@ import { InputError } from './errors.ts';
 import type { Executor } from './exec.ts';
 import { sharedArray } from './table.ts';
 import { kernels as K } from './kernels.ts';
+import { kernels as CK } from './csrKernels.ts';
 
 export interface Csr {
   /** Row v's neighbours are targets[offsets[v] .. offsets[v + 1]); Float64Array past 2^31 - 1 edges. */
@@ -23,67 +24,64 @@ export interface Graph {
   followers: Csr;
 }
 
+/** The edges a CSR is built from (sim-core/csrKernels.ts): key -> value pairs, or a CSR to transpose. */
+interface EdgeSource {
+  keys: Int32Array;
+  values?: Int32Array;
+  keys2?: Int32Array;
+  values2?: Int32Array;
+  rowOffsets?: Int32Array | Float64Array;
+}
+
 /**
- * Builds one CSR from (keys, values) and optional mirrored (keys2, values2) edge arrays: a counting
- * sort over `parts` ranges of the edges (one per thread, at most the mean degree, so the counters
- * take no more memory than the edges), each read once to count and once to scatter.
+ * Rows per bucket of the counting sort, as a power of two: a bucket's slice of the targets holds
+ * ~2^17 entries at the mean degree (in cache); at most 2^16 rows (offsets within a bucket are 16-bit).
  */
-async function buildCsr(
-  exec: Executor,
-  nodes: number,
-  keys: Int32Array,
-  values: Int32Array,
-  keys2?: Int32Array,
-  values2?: Int32Array,
-): Promise<Csr> {
-  const m = keys.length + (keys2?.length ?? 0);
-  const { parts, wide, counts } = partCounters(exec, nodes, m);
-  const two = keys2 && values2 ? { keys2, values2 } : {};
-  await exec.run(K.countKeys, { keys, keys2: two.keys2, counts, parts, nodes }, parts, { parts });
-  const offsets = offsetsAndCursors(counts, parts, nodes, wide);
-  const targets = sharedArray('i32', m);
-  await exec.run(K.scatterKeys, { keys, values, ...two, cursor: counts, targets, parts, nodes }, parts, { parts });
-  return { offsets, targets };
+function bucketShift(nodes: number, m: number): number {
+  const degree = Math.max(1, m / Math.max(1, nodes));
+  let shift = 0;
+  while (shift < 16 && 2 ** (shift + 1) * degree <= 2 ** 17) shift++;
+  return shift;
 }
 
-/** Per-part counters for `m` edges over `nodes` rows: a part per thread, at most the mean degree. */
-function partCounters(exec: Executor, nodes: number, m: number) {
-  const parts = Math.max(1, Math.min(exec.threads, Math.floor(m / Math.max(1, nodes))));
-  const wide = m >= 2 ** 31;
-  return { parts, wide, counts: wide ? sharedArray('f64', parts * nodes) : sharedArray('i32', parts * nodes) };
-}
-
-/** Row offsets from per-part counts, which become (in place) each part's cursor into each row. */
-function offsetsAndCursors(counts: Int32Array | Float64Array, parts: number, nodes: number, wide: boolean): Int32Array | Float64Array {
-  const offsets = wide ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
+/** Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. */
+async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource): Promise<Csr> {
+  const shift = bucketShift(nodes, m);
+  const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
+  const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
+  const counts = sharedArray('f64', parts * buckets);
+  await exec.run(CK.bucketCounts, { keys: edges.keys, keys2: edges.keys2, counts, parts, buckets, shift }, parts, { parts });
+  // Where each range's edges of each bucket start (the counts become those cursors in place).
+  const starts = sharedArray('f64', buckets + 1);
   let acc = 0;
-  for (let v = 0; v < nodes; v++) {
-    offsets[v] = acc;
-    for (let p = 0, at = v; p < parts; p++, at += nodes) {
+  for (let b = 0; b < buckets; b++) {
+    starts[b] = acc;
+    for (let p = 0, at = b; p < parts; p++, at += buckets) {
       const c = counts[at];
       counts[at] = acc;
       acc += c;
     }
   }
-  offsets[nodes] = acc;
-  return offsets;
+  starts[buckets] = acc;
+  const targets = sharedArray('i32', m);
+  const low = sharedArray('u16', m);
+  await exec.run(CK.bucketScatter, { ...edges, cursor: counts, targets, low, parts, buckets, shift, nodes }, parts, { parts });
+  const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
+  offsets[nodes] = m;
+  await exec.run(CK.bucketRows, { starts, low, offsets, targets, shift, nodes }, buckets, { chunkRows: 8 });
+  return { offsets, targets };
 }
 
 /**
- * A directed graph from its `following` CSR: the followers direction is its transpose, built as
- * buildGraph would from the edge list in row order (each row's followers in that order). For
- * callers that produce rows directly (the platform's follow rebuild): no edge list, no sort of the
- * following direction.
+ * A directed graph from its `following` CSR: the followers direction is its transpose, as
+ * buildGraph would build it from the edge list in row order (each row's followers in that order).
+ * For callers that produce rows directly (the platform's follow rebuild): no edge list, no sort of
+ * the following direction.
  */
 export async function withFollowers(exec: Executor, nodes: number, following: Csr): Promise<Graph> {
-  const keys = following.targets;
-  const m = keys.length;
-  const { parts, wide, counts } = partCounters(exec, nodes, m);
-  await exec.run(K.countKeys, { keys, counts, parts, nodes }, parts, { parts });
-  const offsets = offsetsAndCursors(counts, parts, nodes, wide);
-  const targets = sharedArray('i32', m);
-  await exec.run(K.scatterRows, { offsets: following.offsets, keys, cursor: counts, targets, parts, nodes }, parts, { parts });
-  return { nodes, edges: m, directed: true, following, followers: { offsets, targets } };
+  const m = following.targets.length;
+  const followers = await sortEdges(exec, nodes, m, { keys: following.targets, rowOffsets: following.offsets });
+  return { nodes, edges: m, directed: true, following, followers };
 }
 
 /**
@@ -117,11 +115,11 @@ export async function buildGraph(
 ): Promise<Graph> {
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const following = await buildCsr(exec, nodes, src, dst);
-    const followers = await buildCsr(exec, nodes, dst, src);
+    const following = await sortEdges(exec, nodes, src.length, { keys: src, values: dst });
+    const followers = await sortEdges(exec, nodes, src.length, { keys: dst, values: src });
     return { nodes, edges: src.length, directed, following, followers };
   }
-  const both = await buildCsr(exec, nodes, src, dst, dst, src);
+  const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src });
   return { nodes, edges: 2 * src.length, directed, following: both, followers: both };
 }
 

@@ -378,85 +378,8 @@ const firstBadEdge = kernel({ reads: { src: 'i32', dst: 'i32' }, writes: {}, par
   return [];
 });
 
-/**
- * CSR construction splits the edges (keys, then keys2 when given, as one sequence of keys.length +
- * keys2.length) into `parts` equal ranges, one row of the run each; part p owns the counters
- * counts[p * nodes .. (p + 1) * nodes). Each range is read once per pass, whatever the row count.
- */
-function partRange(a: { keys: Int32Array; keys2?: Int32Array; parts: number }, p: number): [number, number] {
-  const M = a.keys.length + (a.keys2?.length ?? 0);
-  return [Math.floor((M * p) / a.parts), Math.floor((M * (p + 1)) / a.parts)];
-}
-
-/** Pass 1: counts[p * nodes + v] = the edges of part p with key v. */
-const countKeys = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'offsets' }, params: ['parts', 'nodes'] }, (a, start, end): void => {
-  const C = a.counts;
-  const m1 = a.keys.length;
-  for (let p = start; p < end; p++) {
-    const [lo, hi] = partRange(a, p);
-    const base = p * a.nodes;
-    const K = a.keys;
-    for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) C[base + K[e]]++;
-    const K2 = a.keys2;
-    if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) C[base + K2[e]]++;
-  }
-});
-
-/**
- * Pass 2: with cursor[p * nodes + v] starting at row v's offset plus the edges of earlier parts
- * with key v, each part writes targets[cursor[p * nodes + keys[e]]++] = values[e] in edge order,
- * so each row lists its neighbours in edge-list order (keys before keys2).
- */
-const scatterKeys = kernel(
-  { reads: { keys: 'i32', values: 'i32', keys2: 'i32?', values2: 'i32?' }, writes: { cursor: 'offsets', targets: 'i32' }, params: ['parts', 'nodes'] },
-  (a, start, end): void => {
-    const { cursor: Cur, targets: T } = a;
-    const m1 = a.keys.length;
-    for (let p = start; p < end; p++) {
-      const [lo, hi] = partRange(a, p);
-      const base = p * a.nodes;
-      const K = a.keys;
-      const V = a.values;
-      for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) T[Cur[base + K[e]]++] = V[e];
-      const K2 = a.keys2;
-      const V2 = a.values2;
-      if (K2 && V2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) T[Cur[base + K2[e]]++] = V2[e];
-    }
-  },
-);
-
-/**
- * Transposing a CSR (csr.ts `withFollowers`): the edges (row u's entries targets[offsets[u] ..
- * offsets[u + 1])) are split into `parts` ranges like the ones above, keys are the targets and
- * values the rows, found from the offsets. Pass 2 only (pass 1 is countKeys over the targets).
- */
-const scatterRows = kernel(
-  { reads: { offsets: 'offsets', keys: 'i32' }, writes: { cursor: 'offsets', targets: 'i32' }, params: ['parts', 'nodes'] },
-  (a, start, end): void => {
-    const { offsets: O, keys: K, cursor: Cur, targets: T, nodes } = a;
-    for (let p = start; p < end; p++) {
-      const [lo, hi] = partRange(a, p);
-      const base = p * nodes;
-      // The row of edge lo: the last u with O[u] <= lo.
-      let u = 0;
-      let top = nodes - 1;
-      while (u < top) {
-        const mid = (u + top + 1) >>> 1;
-        if (O[mid] <= lo) u = mid;
-        else top = mid - 1;
-      }
-      let next = O[u + 1];
-      for (let e = lo; e < hi; e++) {
-        while (e >= next) next = O[++u + 1];
-        T[Cur[base + K[e]]++] = u;
-      }
-    }
-  },
-);
-
 export const kernels = kernelList(import.meta.url, {
   fill,
-  scatterRows,
   firstBadEdge,
   copy,
   sampleNeighbor,
@@ -476,6 +399,4 @@ export const kernels = kernelList(import.meta.url, {
   countCodes,
   countMask,
   compactMask,
-  countKeys,
-  scatterKeys,
 });

@@ -71,6 +71,23 @@ describe('buildGraph', () => {
     expect(eq(a.following.offsets, b.following.offsets)).toBe(true);
     expect(eq(a.following.targets, b.following.targets)).toBe(true);
     expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
+    // Against a plain one-pass counting sort: rows in edge-list order.
+    const naive = (keys: Int32Array, values: Int32Array) => {
+      const off = new Int32Array(n + 1);
+      for (const k of keys) off[k + 1]++;
+      for (let v = 0; v < n; v++) off[v + 1] += off[v];
+      const cur = off.slice(0, n);
+      const t = new Int32Array(m);
+      for (let k = 0; k < m; k++) t[cur[keys[k]]++] = values[k];
+      return { off, t };
+    };
+    for (const [csr, ref] of [
+      [a.following, naive(src, dst)],
+      [a.followers, naive(dst, src)],
+    ] as const) {
+      expect(eq(csr.offsets, ref.off)).toBe(true);
+      expect(eq(csr.targets, ref.t)).toBe(true);
+    }
     // Every edge appears exactly once in each direction.
     let sum = 0;
     for (let v = 0; v < n; v++) sum += degree(a.following, v);

@@ -1,0 +1,142 @@
+/**
+ * CSR construction (csr.ts) as a counting sort that keeps its random writes in cache: rows are
+ * grouped into buckets of 2^shift consecutive rows, sized so that a bucket's slice of the targets
+ * (~128k entries) fits in a core's cache.
+ *
+ * 1. bucketCounts: each of `parts` equal ranges of the edges counts its edges per bucket.
+ * 2. bucketScatter: each range writes its edges, in edge order, into its share of each bucket's
+ *    slice of `targets` (a few thousand sequential write streams instead of one random write per
+ *    edge), with the key's offset within the bucket beside it in `low` (2 bytes per edge).
+ * 3. bucketRows: each bucket counts its rows, writes their offsets, and reorders its slice by row,
+ *    stably, in cache.
+ * Each row lists its neighbours in edge order (ranges in order, edges in order within a range, a
+ * stable pass per bucket), so the result does not depend on the part or thread count.
+ *
+ * The edges are (keys, values), then (keys2, values2) when given, as one sequence; or, for a
+ * transpose (csr.ts `withFollowers`), the entries of a CSR, whose keys are its targets and whose
+ * values are their rows, found from `rowOffsets`.
+ */
+import { kernel, kernelList } from './kernel.ts';
+
+/** The last index i in [lo, hi] with sorted[i] <= x (lo when none is). */
+export function lastAtMost(sorted: ArrayLike<number>, x: number, lo: number, hi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (sorted[mid] <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Edge range p of `parts` equal ranges of the edge sequence. */
+function partRange(a: { keys: Int32Array; keys2?: Int32Array; parts: number }, p: number): [number, number] {
+  const M = a.keys.length + (a.keys2?.length ?? 0);
+  return [Math.floor((M * p) / a.parts), Math.floor((M * (p + 1)) / a.parts)];
+}
+
+/** Pass 1: counts[p * buckets + b] = the edges of range p whose key is in bucket b. */
+const bucketCounts = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'f64' }, params: ['parts', 'buckets', 'shift'] }, (a, start, end): void => {
+  const { counts: C, shift } = a;
+  const m1 = a.keys.length;
+  for (let p = start; p < end; p++) {
+    const [lo, hi] = partRange(a, p);
+    const local = new Int32Array(a.buckets);
+    const K = a.keys;
+    for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) local[K[e] >>> shift]++;
+    const K2 = a.keys2;
+    if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) local[K2[e] >>> shift]++;
+    for (let b = 0; b < a.buckets; b++) C[p * a.buckets + b] = local[b];
+  }
+});
+
+/**
+ * Pass 2: cursor[p * buckets + b] starts where range p's edges of bucket b go (after the bucket's
+ * earlier ranges); each edge's value goes to targets and its key's offset in the bucket to low.
+ */
+const bucketScatter = kernel(
+  {
+    reads: { keys: 'i32', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?' },
+    writes: { cursor: 'f64', targets: 'i32', low: 'u16' },
+    params: ['parts', 'buckets', 'shift', 'nodes'],
+  },
+  (a, start, end): void => {
+    const { cursor: Cur, targets: T, low: L, shift } = a;
+    const mask = (1 << shift) - 1;
+    const m1 = a.keys.length;
+    for (let p = start; p < end; p++) {
+      const [lo, hi] = partRange(a, p);
+      const base = p * a.buckets;
+      const cur = Float64Array.from(Cur.subarray(base, base + a.buckets));
+      const K = a.keys;
+      const O = a.rowOffsets;
+      if (O) {
+        // The row of edge lo; then walk the rows with the edges.
+        let u = lastAtMost(O, lo, 0, a.nodes - 1);
+        let next = O[u + 1];
+        for (let e = lo; e < hi; e++) {
+          while (e >= next) next = O[++u + 1];
+          const k = K[e];
+          const at = cur[k >>> shift]++;
+          T[at] = u;
+          L[at] = k & mask;
+        }
+      } else {
+        const V = a.values!;
+        for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) {
+          const k = K[e];
+          const at = cur[k >>> shift]++;
+          T[at] = V[e];
+          L[at] = k & mask;
+        }
+        const K2 = a.keys2;
+        const V2 = a.values2;
+        if (K2 && V2) {
+          for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) {
+            const k = K2[e];
+            const at = cur[k >>> shift]++;
+            T[at] = V2[e];
+            L[at] = k & mask;
+          }
+        }
+      }
+    }
+  },
+);
+
+// Worker-local scratch for pass 3: a bucket's row cursors and its slice's values.
+let rowCur = new Float64Array(0);
+let slice = new Int32Array(0);
+
+/**
+ * Pass 3, over buckets: bucket b's slice targets[starts[b] .. starts[b + 1]) holds its edges in
+ * edge order; its rows' offsets are written and the slice reordered by row (stable).
+ */
+const bucketRows = kernel(
+  { reads: { starts: 'f64', low: 'u16' }, writes: { offsets: 'offsets', targets: 'i32' }, params: ['shift', 'nodes'] },
+  (a, start, end): void => {
+    const { starts: S, low: L, offsets: O, targets: T, shift, nodes } = a;
+    const width = 1 << shift;
+    if (rowCur.length < width) rowCur = new Float64Array(width);
+    for (let b = start; b < end; b++) {
+      const lo = S[b];
+      const hi = S[b + 1];
+      const r0 = b << shift;
+      const rows = Math.min(width, nodes - r0);
+      rowCur.fill(0, 0, rows);
+      for (let i = lo; i < hi; i++) rowCur[L[i]]++;
+      let acc = lo;
+      for (let j = 0; j < rows; j++) {
+        O[r0 + j] = acc;
+        const c = rowCur[j];
+        rowCur[j] = acc;
+        acc += c;
+      }
+      const n = hi - lo;
+      if (slice.length < n) slice = new Int32Array(Math.max(n, 2 * slice.length));
+      slice.set(T.subarray(lo, hi));
+      for (let i = 0; i < n; i++) T[rowCur[L[lo + i]]++] = slice[i];
+    }
+  },
+);
+
+export const kernels = kernelList(import.meta.url, { bucketCounts, bucketScatter, bucketRows });
