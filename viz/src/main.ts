@@ -371,12 +371,19 @@ let booting: Promise<void> | undefined;
 function startBoot(): void {
   booting ??= boot()
     .catch(fail)
-    .finally(() => (booting = undefined));
+    .finally(() => {
+      booting = undefined;
+      // A change announced while booting may be newer than the manifest the boot read.
+      if (live.dirty && run) void refresh();
+    });
 }
 
 async function refresh(): Promise<void> {
   if (experiment) return experiment.refresh();
-  if (!run) return startBoot();
+  if (!run) {
+    if (booting) live.dirty = true;
+    return startBoot();
+  }
   if (live.refreshing) {
     live.dirty = true;
     return;
@@ -412,7 +419,7 @@ function connect(): void {
     live.connected = true;
     $('#live').dataset.state = 'connected';
     const d = JSON.parse((ev as MessageEvent).data) as { ready: boolean; steps_completed: number };
-    if (run && d.ready && d.steps_completed !== run.manifest.steps_completed) void refresh();
+    if (d.ready && (!run || d.steps_completed !== run.manifest.steps_completed)) void refresh();
   });
   for (const name of ['step', 'status', 'ready', 'experiment']) es.addEventListener(name, () => void refresh());
   es.onerror = () => {
