@@ -10,6 +10,16 @@ afterAll(async () => {
   await pool.close();
 });
 
+/** A deterministic stream of 32-bit values (a linear congruential generator), for random graphs. */
+function lcg(seed: number): () => number {
+  let x = seed;
+  return () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+}
+
+/** Byte equality of two typed arrays. */
+const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
+  Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+
 function edges(pairs: Array<[number, number]>) {
   const src = sharedArray('i32', pairs.length);
   const dst = sharedArray('i32', pairs.length);
@@ -57,17 +67,13 @@ describe('buildGraph', () => {
     const m = 1_000_000;
     const src = sharedArray('i32', m);
     const dst = sharedArray('i32', m);
-    let x = 12345;
+    const next = lcg(12345);
     for (let k = 0; k < m; k++) {
-      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-      src[k] = x % n;
-      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-      dst[k] = x % n;
+      src[k] = next() % n;
+      dst[k] = next() % n;
     }
     const a = await buildGraph(inline, n, src, dst, true);
     const b = await buildGraph(pool, n, src, dst, true);
-    const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
-      Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
     expect(eq(a.following.offsets, b.following.offsets)).toBe(true);
     expect(eq(a.following.targets, b.following.targets)).toBe(true);
     expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
@@ -100,14 +106,11 @@ describe('buildGraph', () => {
     // Edges in row order, sources skipping rows (empty rows), targets random.
     const src = sharedArray('i32', m);
     const dst = sharedArray('i32', m);
-    let x = 777;
+    const next = lcg(777);
     for (let k = 0; k < m; k++) {
-      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
       src[k] = Math.floor((k * n) / m / 2) * 2;
-      dst[k] = x % n;
+      dst[k] = next() % n;
     }
-    const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
-      Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
     for (const ex of [inline, pool]) {
       const a = await buildGraph(ex, n, src, dst, true);
       const b = await withFollowers(ex, n, a.following);
