@@ -11,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
-import type { Executor } from '../sim-core/exec.ts';
+import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { backendOf, kernelCalls, openBackend, type BackendName } from '../sim-core/backend.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { Phase } from '../sim-core/phase.ts';
-import { releaseMemory, sharedArray } from '../sim-core/table.ts';
+import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
 import { keysAt, unknownKeyMessage } from './strictParams.ts';
 import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
@@ -285,7 +285,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.parameters = rest;
       manifest.graph_file = world0.graphSource;
     }
-    await releaseMemory();
+    await releaseArrays(exec);
     const ckpt = resuming ? readCheckpoint<CheckpointMeta>(resuming.checkpoint) : undefined;
     if (!resuming) prepareRunDirectory(dir, { force: o.force, label: outLabel });
     prepared = true;
@@ -297,6 +297,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     closeOutputs = () => outputs.close();
     const world: World = { agents: world0.agents, graph: world0.graph, exec, seed, stepSeconds, out: outputs };
     const phases = world0.phases;
+    // Held weakly: a rebuild's old graph must be free to go (8 bytes per edge).
+    const initialGraph = new WeakRef(world0.graph);
     let graphChanged = ckpt?.meta.graphChanged ?? false;
     // A snapshot whose columns a device holds is written when their copies arrive, while the next
     // step runs (exec.capture); at most one is pending, and it is settled before anything that
@@ -312,7 +314,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       await settleSnapshot();
       await exec.sync?.();
       for (const p of phases) await p.finish?.(world);
-      if (graphChanged || world.graph !== world0.graph) {
+      if (graphChanged || world.graph !== initialGraph.deref()) {
         writeGraph(path.join(dir, 'graph-end.arrow'), world.graph);
         manifest.files.graph_end = 'graph-end.arrow';
       }
@@ -368,7 +370,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     }
     const checkpoint = (done: number) => {
       const tc = performance.now();
-      graphChanged ||= world.graph !== world0.graph;
+      graphChanged ||= world.graph !== initialGraph.deref();
       const meta: CheckpointMeta = {
         step: done,
         appenders: outputs.states(),

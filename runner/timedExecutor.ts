@@ -3,7 +3,7 @@
  * the wall milliseconds of each call by kernel name (dispatch, the chunks on the workers, and the
  * wait for the last one), so a step's time splits into its kernels.
  */
-import type { Executor, RunOptions } from '../sim-core/exec.ts';
+import { releaseArrays, type Executor, type RunOptions } from '../sim-core/exec.ts';
 import type { CallArgs, Kernel, KernelSpec } from '../sim-core/kernel.ts';
 
 export class TimedExecutor implements Executor {
@@ -35,6 +35,10 @@ export class TimedExecutor implements Executor {
     const out = await this.inner.reduce(kernel, args, rows, opts);
     this.record(kernel.name, t0);
     return out;
+  }
+
+  release(): Promise<void> {
+    return releaseArrays(this.inner);
   }
 
   /** Forgets the calls so far (the warm-up's). */

@@ -44,8 +44,11 @@ function bucketShift(nodes: number, m: number): number {
   return shift;
 }
 
-/** Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. */
-async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource): Promise<Csr> {
+/**
+ * Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. `low`
+ * (2 bytes per edge, scratch) may be passed in, so that the two directions of a graph share one.
+ */
+async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low = sharedArray('u16', m)): Promise<Csr> {
   const shift = bucketShift(nodes, m);
   const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
   const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
@@ -64,7 +67,6 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
   }
   starts[buckets] = acc;
   const targets = sharedArray('i32', m);
-  const low = sharedArray('u16', m);
   await exec.run(CK.bucketScatter, { ...edges, cursor: counts, targets, low, parts, buckets, shift, nodes }, parts, { parts });
   const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
   offsets[nodes] = m;
@@ -115,8 +117,9 @@ export async function buildGraph(
 ): Promise<Graph> {
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const following = await sortEdges(exec, nodes, src.length, { keys: src, values: dst });
-    const followers = await sortEdges(exec, nodes, src.length, { keys: dst, values: src });
+    const low = sharedArray('u16', src.length);
+    const following = await sortEdges(exec, nodes, src.length, { keys: src, values: dst }, low);
+    const followers = await sortEdges(exec, nodes, src.length, { keys: dst, values: src }, low);
     return { nodes, edges: src.length, directed, following, followers };
   }
   const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src });

@@ -19,7 +19,7 @@
 import { checkArgs, type AnyKernel, type CallArgs, type Kernel, type KernelSpec } from './kernel.ts';
 import { kernels as core } from './kernels.ts';
 import { PoolExecutor } from './pool.ts';
-import { sharedArray, type TypedArray } from './table.ts';
+import { releaseMemory, sharedArray, type TypedArray } from './table.ts';
 
 /** Default rows per chunk: large enough to amortise a task message, small enough to balance. */
 export const CHUNK_ROWS = 1 << 16;
@@ -60,7 +60,23 @@ export interface Executor {
    * the sums.
    */
   queueReduce?<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued>;
+  /**
+   * Returns the memory of the arrays the caller has dropped to the system now, on every thread
+   * that held them (the worker pool's `release`). Executors without it: a collection of the
+   * calling thread's heap (`releaseArrays` below).
+   */
+  release?(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Frees dropped shared arrays now rather than at some later collection (V8 does not count their
+ * size as heap pressure): call it after dropping the last reference to a large array, before
+ * allocating the next.
+ */
+export async function releaseArrays(exec: Executor): Promise<void> {
+  if (exec.release) await exec.release();
+  else await releaseMemory();
 }
 
 /** Sums on their way (wrapped: a promise resolving to a promise would wait for both). */

@@ -23,7 +23,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { checkArgs, type AnyKernel } from './kernel.ts';
 import { chunkRanges, kernelRanges, sumPartials, type Executor, type RunOptions } from './exec.ts';
-import type { TypedArray } from './table.ts';
+import { releaseMemory, type TypedArray } from './table.ts';
 
 /**
  * How long the calling thread watches a busy worker's finished word before it yields to the event
@@ -70,10 +70,14 @@ export interface Task {
   forget: number[];
 }
 
-/** A message that only lists dropped arrays: the worker forgets them and posts nothing back. */
+/**
+ * A message that only lists dropped arrays: the worker forgets them and posts nothing back; with
+ * `collect`, it also collects its heap before it marks the message finished (`release`).
+ */
 export interface ForgetMessage {
   seq: number;
   forget: number[];
+  collect?: boolean;
 }
 
 /** What a worker posts back for task `seq`: the chunks it ran and their partial results, or its error. */
@@ -125,15 +129,7 @@ export class PoolExecutor implements Executor {
   /** Held weakly: the executor must not keep alive an array the simulation has dropped. */
   private readonly arrays = new Map<number, WeakRef<TypedArray>>();
   private readonly finalizer = new FinalizationRegistry<number>((id) => {
-    this.arrays.delete(id);
-    let held = false;
-    for (const w of this.pool) {
-      if (w.known.delete(id)) {
-        w.forget.push(id);
-        held = true;
-      }
-    }
-    if (held && !this.flushing) {
+    if (this.dropped(id) && !this.flushing) {
       this.flushing = true;
       setImmediate(() => this.flushForget());
     }
@@ -167,6 +163,53 @@ export class PoolExecutor implements Executor {
       if (!this.closing) died(new Error(`kernel worker ${index} exited (code ${code})`));
     });
     return w;
+  }
+
+  /** Array `id` is gone on the main thread: queue it for the workers that hold it (true if any does). */
+  private dropped(id: number): boolean {
+    this.arrays.delete(id);
+    let held = false;
+    for (const w of this.pool) {
+      if (w.known.delete(id)) {
+        w.forget.push(id);
+        held = true;
+      }
+    }
+    return held;
+  }
+
+  /**
+   * Returns the memory of every array the simulation has dropped to the system now: collects the
+   * main heap, sends each worker the ids it still holds, and waits until every worker has let go
+   * of them and collected its own heap. Without it, a large dropped buffer (an edge list after CSR
+   * construction, an old CSR after a rebuild) lives on until the finalizers run, which is after
+   * the main thread next yields, and then until the worker next collects (a file written in
+   * between, such as graph.arrow's source column, adds to the peak).
+   */
+  async release(): Promise<void> {
+    // A new macrotask first: WeakRefs dereferenced in the current one keep their targets alive.
+    await new Promise((r) => setImmediate(r));
+    await releaseMemory();
+    // The finalizers of what that collection freed may not have run yet.
+    for (const [id, ref] of this.arrays) if (ref.deref() === undefined) this.dropped(id);
+    await Promise.all(
+      this.pool.map(async (w, i) => {
+        if (w.dead) return;
+        const seq = ++w.posted;
+        w.port.postMessage({ seq, forget: w.forget.splice(0), collect: true } satisfies ForgetMessage);
+        if (w.inFlight++ === 0) w.worker.ref();
+        Atomics.store(this.control, 2 * i, seq);
+        Atomics.notify(this.control, 2 * i, 1);
+        try {
+          for (let f = Atomics.load(this.control, 2 * i + 1); f < seq && !w.dead; f = Atomics.load(this.control, 2 * i + 1)) {
+            const wait = waitAsync(this.control, 2 * i + 1, f);
+            if (wait.async) await wait.value;
+          }
+        } finally {
+          if (--w.inFlight === 0) w.worker.unref();
+        }
+      }),
+    );
   }
 
   private idOf(arr: TypedArray): number {

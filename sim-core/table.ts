@@ -117,4 +117,7 @@ export async function releaseMemory(): Promise<void> {
     collect = vm.runInNewContext('gc') as () => void;
   }
   collect();
+  // A collection hands the buffers it found dead to a background sweeper; the next one waits for
+  // that sweep to finish, so after it their memory is back with the system.
+  collect();
 }

@@ -100,6 +100,10 @@ async function runTask(task: Task): Promise<TaskResult> {
 async function handle(port: MessagePort, msg: Task | ForgetMessage): Promise<void> {
   if (!('kernel' in msg)) {
     forget(msg.forget);
+    if (msg.collect) {
+      churn = 0;
+      await releaseMemory();
+    }
     return;
   }
   let out: TaskResult;

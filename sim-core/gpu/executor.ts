@@ -26,7 +26,7 @@
  * both backends) catch a phase that does not.
  */
 import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
-import { sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
+import { releaseArrays, sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { bindGroup, grid, recordPass, writeArray } from './dispatch.ts';
@@ -197,6 +197,11 @@ export class GpuExecutor implements Executor {
 
   private bump(arr: TypedArray): void {
     this.versions.set(arr, (this.versions.get(arr) ?? 0) + 1);
+  }
+
+  /** The CPU pool's release (device buffers of dropped arrays are destroyed by their finalizer). */
+  release(): Promise<void> {
+    return releaseArrays(this.cpu);
   }
 
   async close(): Promise<void> {

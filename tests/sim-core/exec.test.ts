@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { chunkRanges, compact, createExecutor } from '../../sim-core/exec.ts';
+import { chunkRanges, compact, createExecutor, releaseArrays } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';
@@ -120,6 +120,16 @@ describe('executor', () => {
     } finally {
       p.collect = collect;
     }
+  });
+
+  it('release() gives a dropped array\'s memory back, on the workers too, before it resolves', async () => {
+    let big: Uint8Array | undefined = sharedArray('u8', 256 << 20);
+    // Every thread writes part of it, so the worker holds a view and its pages are resident.
+    await pool.run(K.fill, { out: big, value: 1 }, big.length, { parts: 8 });
+    const before = process.memoryUsage().rss;
+    big = undefined;
+    await releaseArrays(pool);
+    expect(before - process.memoryUsage().rss).toBeGreaterThan(200 << 20);
   });
 
   it('an error thrown in a worker rejects the run with the kernel\'s message, and the pool goes on', async () => {
