@@ -7,6 +7,7 @@
  * classic models flows from v to u.
  */
 import { InputError } from '../sim-core/errors.ts';
+import type { BlockSources } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
@@ -17,6 +18,14 @@ export interface EdgeList {
   src: Int32Array;
   dst: Int32Array;
   directed: boolean;
+}
+
+/**
+ * An edge list whose sources are the users' blocks of edges, follow-backs marked (the homophilous
+ * generator's: 4 bytes per edge less; `sourceArray` in sim-core/csr.ts gives them as an array).
+ */
+export interface BlockEdgeList extends Omit<EdgeList, 'src'> {
+  src: BlockSources;
 }
 
 /**

@@ -24,7 +24,7 @@
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import type { EdgeList } from './generators.ts';
+import type { BlockEdgeList } from './generators.ts';
 import { drawUser, kernels as GK, lastDrawShort, UNDRAWN, type HomophilousArgs } from './kernels.ts';
 
 export interface HomophilousOptions {
@@ -87,14 +87,14 @@ function cappedWeightScale(weight: Float32Array, n: number, m: number, cap: numb
 }
 
 /** The model's graph, drawn in user order on the calling thread. */
-export function homophilousPreferential(n: number, seed: number, o: HomophilousOptions): EdgeList {
+export function homophilousPreferential(n: number, seed: number, o: HomophilousOptions): BlockEdgeList {
   const b = new Build(n, seed, o);
   b.drawInOrder(n, 0);
   return b.edges();
 }
 
 /** homophilousPreferential with the users drawn on `exec`'s threads (the same edges). */
-export async function homophilousPreferentialOn(exec: Executor, n: number, seed: number, o: HomophilousOptions, split: HomophilousSplit = SPLIT): Promise<EdgeList> {
+export async function homophilousPreferentialOn(exec: Executor, n: number, seed: number, o: HomophilousOptions, split: HomophilousSplit = SPLIT): Promise<BlockEdgeList> {
   const b = new Build(n, seed, o);
   b.drawInOrder(split.prefix, split.grow);
   while (b.next < n) {
@@ -147,7 +147,7 @@ class Build {
       want,
       opinion: shared(Op.subarray(0, n)),
       topic: shared(Top.subarray(0, n)),
-      src: sharedArray('i32', room),
+      back: sharedArray('i32', (room + 31) >>> 5),
       dst: sharedArray('i32', room),
       done: sharedArray('u8', n),
       first: 1,
@@ -169,6 +169,7 @@ class Build {
     for (; t < n && (t < upTo || t < grow * lastShort); t++) {
       a.starts[t] = S;
       this.reserve(S, S + 2 * a.want[t]);
+      clearBits(this.args.back, S, S + 2 * a.want[t]);
       S = drawUser(this.args, t, S);
       if (lastDrawShort()) lastShort = t;
       a.done[t] = 1;
@@ -195,6 +196,7 @@ class Build {
     starts[this.n] = q;
     this.reserve(from, q);
     this.args.dst.fill(UNDRAWN, from, q);
+    clearBits(this.args.back, from, q);
     a.done.fill(0, this.next, this.n);
     this.args = { ...this.args, first: this.next };
   }
@@ -219,18 +221,35 @@ class Build {
   /** Grows the edge arrays to hold `need` positions, keeping the first `keep`. */
   private reserve(keep: number, need: number): void {
     const a = this.args;
-    if (need <= a.src.length) return;
-    const size = Math.ceil(Math.max(need, Math.min(2 * a.src.length, need * 1.25)));
-    const src = sharedArray('i32', size);
+    if (need <= a.dst.length) return;
+    const size = Math.ceil(Math.max(need, Math.min(2 * a.dst.length, need * 1.25)));
     const dst = sharedArray('i32', size);
-    src.set(a.src.subarray(0, keep));
+    const back = sharedArray('i32', (size + 31) >>> 5);
     dst.set(a.dst.subarray(0, keep));
-    this.args = { ...a, src, dst };
+    back.set(a.back.subarray(0, (keep + 31) >>> 5));
+    this.args = { ...a, back, dst };
   }
 
-  edges(): EdgeList {
+  /** The edges: targets, and sources as the users' blocks with the follow-backs marked. */
+  edges(): BlockEdgeList {
     const a = this.args;
     const m = this.n > 0 ? a.starts[this.n] : 0;
-    return { nodes: this.n, src: a.src.subarray(0, m), dst: a.dst.subarray(0, m), directed: true };
+    return { nodes: this.n, src: { starts: a.starts, back: a.back }, dst: a.dst.subarray(0, m), directed: true };
   }
+}
+
+/** Clears bits [from, to) of a bitset (32 per word), keeping the others of the words at the ends. */
+function clearBits(bits: Int32Array, from: number, to: number): void {
+  if (to <= from) return;
+  const w0 = from >>> 5;
+  const w1 = (to - 1) >>> 5;
+  const head = (1 << (from & 31)) - 1; // bits below `from` in its word: kept
+  const tail = (to & 31) === 0 ? 0 : ~0 << (to & 31); // bits from `to` on in its word: kept
+  if (w0 === w1) {
+    bits[w0] &= head | tail;
+    return;
+  }
+  bits[w0] &= head;
+  bits.fill(0, w0 + 1, w1);
+  bits[w1] &= tail;
 }

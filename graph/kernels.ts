@@ -76,7 +76,7 @@ let stack = new Int32Array(64);
 
 const HOMOPHILOUS = {
   reads: { starts: 'f64', want: 'i32', opinion: 'f32', topic: 'u8' },
-  writes: { src: 'i32', dst: 'i32', done: 'u8' },
+  writes: { back: 'i32', dst: 'i32', done: 'u8' },
   params: ['first', 'key', 'kRecip', 'pref', 'recip', 'homophily'],
 } as const;
 export type HomophilousArgs = ArgsOf<typeof HOMOPHILOUS>;
@@ -93,7 +93,7 @@ const ownerOf = (starts: Float64Array, p: number): number => lastAtMost(starts, 
  * model, keyed as that one-thread loop keys them.
  */
 export function drawUser(a: HomophilousArgs, t: number, S: number): number {
-  const { dst, src, opinion: Op, topic: Top, key, kRecip, pref, recip, homophily } = a;
+  const { dst, back, opinion: Op, topic: Top, key, kRecip, pref, recip, homophily } = a;
   const want = a.want[t];
   let size = 64;
   let shift = 26;
@@ -143,11 +143,12 @@ export function drawUser(a: HomophilousArgs, t: number, S: number): number {
     let h = Math.imul(v, 0x9e3779b1) >>> shift;
     while (F[h] !== -1) h = (h + 1) & mask;
     F[h] = v;
-    src[q] = t;
     dst[q++] = v;
-    // A follow-back, keyed by its position (the edge count so far).
+    // A follow-back, keyed by its position (the edge count so far): its source is the target of
+    // the edge before it, marked in `back` (sim-core/csr.ts BlockSources; the bits of a block
+    // are clear before it is drawn, and a word may be shared with another thread's block).
     if (recip > 0 && uniform(kRecip, q) < recip) {
-      src[q] = v;
+      Atomics.or(back, q >>> 5, 1 << (q & 31));
       dst[q++] = t;
     }
   }

@@ -9,7 +9,7 @@ import { buildGraph, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
-import { barabasiAlbertOn, erdosRenyi, homophilousPreferentialOn, stochasticBlockModel, type EdgeList } from '../graph/generators.ts';
+import { barabasiAlbertOn, erdosRenyi, homophilousPreferentialOn, stochasticBlockModel, type BlockEdgeList, type EdgeList } from '../graph/generators.ts';
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulationOn, type PopulationConfig } from './synthesize.ts';
 
@@ -103,7 +103,7 @@ export function checkMemory(agents: number, edges: number, phaseBytesPerAgent = 
   }
 }
 
-async function generate(exec: Executor, agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): Promise<EdgeList> {
+async function generate(exec: Executor, agents: number, seed: number, spec: z.output<typeof graphSpec>, opinion: Float32Array, topic: Uint8Array, leaning: Uint8Array, activity: Float32Array, leanings: number): Promise<EdgeList | BlockEdgeList> {
   switch (spec.kind) {
     case 'homophilous':
       return homophilousPreferentialOn(exec, agents, seed, { ...spec, opinion, topic, weight: activity });
@@ -139,7 +139,7 @@ async function generate(exec: Executor, agents: number, seed: number, spec: z.ou
 export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<Society> {
   const log = o.log ?? (() => {});
   const spec = graphSpec.parse(o.graph);
-  let edges: EdgeList;
+  let edges: EdgeList | BlockEdgeList;
   let externalIds: Society['externalIds'] = null;
   let graphSource: EdgeFileRecord | undefined;
   let pop;
@@ -161,7 +161,7 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
     log(`synthesised ${o.agents} agents`);
     const c = pop.agents.columns;
     edges = await generate(exec, o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
-    log(`generated ${spec.kind} graph: ${edges.src.length} edges`);
+    log(`generated ${spec.kind} graph: ${edges.dst.length} edges`);
   }
   const graph = await buildGraph(exec, pop.agents.length, edges.src, edges.dst, edges.directed);
   return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds, graphSource };

@@ -24,13 +24,41 @@ export interface Graph {
   followers: Csr;
 }
 
-/** The edges a CSR is built from (sim-core/csrKernels.ts): key -> value pairs, or a CSR to transpose. */
+/**
+ * Edge sources given by blocks instead of an array (graph/homophilous.ts: 4 bytes per edge less):
+ * edge e's source is the row whose block [starts[row], starts[row + 1]) holds e, except where bit
+ * e of `back` is set (bit e & 31 of back[e >> 5]): then it is edge e - 1's target (a follow-back,
+ * placed right after the follow it answers).
+ */
+export interface BlockSources {
+  starts: Float64Array;
+  back: Int32Array;
+}
+
+/** The source of every edge as an array (tests, and callers that need one). */
+export function sourceArray(src: Int32Array | BlockSources, dst: Int32Array): Int32Array {
+  if (src instanceof Int32Array) return src;
+  const out = sharedArray('i32', dst.length);
+  let u = 0;
+  for (let e = 0; e < dst.length; e++) {
+    while (e >= src.starts[u + 1]) u++;
+    out[e] = (src.back[e >>> 5] >>> (e & 31)) & 1 ? dst[e - 1] : u;
+  }
+  return out;
+}
+
+/**
+ * The edges a CSR is built from (sim-core/csrKernels.ts): key -> value pairs; a CSR to transpose
+ * (keys = its targets, values = the rows of rowOffsets); or edges with block sources as keys
+ * (rowOffsets and back, values = the targets) or as values (keys = the targets).
+ */
 interface EdgeSource {
-  keys: Int32Array;
+  keys?: Int32Array;
   values?: Int32Array;
   keys2?: Int32Array;
   values2?: Int32Array;
   rowOffsets?: Int32Array | Float64Array;
+  back?: Int32Array;
 }
 
 /**
@@ -53,7 +81,8 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
   const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
   const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
   const counts = sharedArray('f64', parts * buckets);
-  await exec.run(CK.bucketCounts, { keys: edges.keys, keys2: edges.keys2, counts, parts, buckets, shift }, parts, { parts });
+  const { keys, keys2, rowOffsets, back, values } = edges;
+  await exec.run(CK.bucketCounts, { keys, keys2, rowOffsets, back, values, counts, parts, buckets, shift, m, nodes }, parts, { parts });
   // Where each range's edges of each bucket start (the counts become those cursors in place).
   const starts = sharedArray('f64', buckets + 1);
   let acc = 0;
@@ -67,7 +96,7 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
   }
   starts[buckets] = acc;
   const targets = sharedArray('i32', m);
-  await exec.run(CK.bucketScatter, { ...edges, cursor: counts, targets, low, parts, buckets, shift, nodes }, parts, { parts });
+  await exec.run(CK.bucketScatter, { ...edges, cursor: counts, targets, low, parts, buckets, shift, m, nodes }, parts, { parts });
   const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
   offsets[nodes] = m;
   await exec.run(CK.bucketRows, { starts, low, offsets, targets, shift, nodes }, buckets, { chunkRows: 8 });
@@ -90,12 +119,12 @@ export async function withFollowers(exec: Executor, nodes: number, following: Cs
  * Throws an InputError naming the first edge with an id outside 0..nodes-1: such an id would be
  * counted into a row that does not exist.
  */
-async function checkIds(exec: Executor, nodes: number, src: Int32Array, dst: Int32Array): Promise<void> {
-  const firsts = await exec.run(K.firstBadEdge, { src, dst, nodes }, src.length);
+async function checkIds(exec: Executor, nodes: number, src: Int32Array | undefined, dst: Int32Array): Promise<void> {
+  const firsts = await exec.run(K.firstBadEdge, { src, dst, nodes }, dst.length);
   const bad = firsts.find((f) => f.length > 0);
   if (!bad) return;
   const k = bad[0];
-  const [end, id] = src[k] >>> 0 < nodes ? ['target', dst[k]] : ['source', src[k]];
+  const [end, id] = !src || src[k] >>> 0 < nodes ? ['target', dst[k]] : ['source', src[k]];
   throw new InputError(
     `follow graph edge ${k}: ${end} ${id} is outside 0..${nodes - 1} (${nodes} agents); ` +
       `edge ids must be agent rows: renumber the edges densely or build the graph over more agents`,
@@ -103,24 +132,35 @@ async function checkIds(exec: Executor, nodes: number, src: Int32Array, dst: Int
 }
 
 /**
- * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes), checked).
- * Neighbour order within a row follows edge-list order, so the result is the same for any thread
- * count. Undirected graphs store each edge in both directions once, shared by
- * `following`/`followers`.
+ * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes), checked; the
+ * sources may be given as blocks, directed graphs only). Neighbour order within a row follows
+ * edge-list order, so the result is the same for any thread count. Undirected graphs store each
+ * edge in both directions once, shared by `following`/`followers`.
  */
 export async function buildGraph(
   exec: Executor,
   nodes: number,
-  src: Int32Array,
+  src: Int32Array | BlockSources,
   dst: Int32Array,
   directed = true,
 ): Promise<Graph> {
+  const m = dst.length;
+  if (!(src instanceof Int32Array)) {
+    if (!directed) throw new Error('buildGraph: block sources are for directed graphs');
+    // Block owners are rows by construction, and a follow-back's source is a checked target.
+    await checkIds(exec, nodes, undefined, dst);
+    const low = sharedArray('u16', m);
+    const blocks = { rowOffsets: src.starts, back: src.back };
+    const following = await sortEdges(exec, nodes, m, { ...blocks, values: dst }, low);
+    const followers = await sortEdges(exec, nodes, m, { ...blocks, keys: dst }, low);
+    return { nodes, edges: m, directed, following, followers };
+  }
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const low = sharedArray('u16', src.length);
-    const following = await sortEdges(exec, nodes, src.length, { keys: src, values: dst }, low);
-    const followers = await sortEdges(exec, nodes, src.length, { keys: dst, values: src }, low);
-    return { nodes, edges: src.length, directed, following, followers };
+    const low = sharedArray('u16', m);
+    const following = await sortEdges(exec, nodes, m, { keys: src, values: dst }, low);
+    const followers = await sortEdges(exec, nodes, m, { keys: dst, values: src }, low);
+    return { nodes, edges: m, directed, following, followers };
   }
   const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src });
   return { nodes, edges: 2 * src.length, directed, following: both, followers: both };

@@ -14,7 +14,10 @@
  *
  * The edges are (keys, values), then (keys2, values2) when given, as one sequence; or, for a
  * transpose (csr.ts `withFollowers`), the entries of a CSR, whose keys are its targets and whose
- * values are their rows, found from `rowOffsets`.
+ * values are their rows, found from `rowOffsets`. Edge sources given as blocks (csr.ts
+ * `BlockSources`) use the same walk over `rowOffsets`, with `back` marking the edges whose source
+ * is the previous edge's target instead: as values (keys = the targets) or as keys (no `keys`;
+ * `values` = the targets).
  */
 import { kernel, kernelList } from './kernel.ts';
 
@@ -28,26 +31,48 @@ export function lastAtMost(sorted: ArrayLike<number>, x: number, lo: number, hi:
   return lo;
 }
 
-/** Edge range p of `parts` equal ranges of the edge sequence. */
-function partRange(a: { keys: Int32Array; keys2?: Int32Array; parts: number }, p: number): [number, number] {
-  const M = a.keys.length + (a.keys2?.length ?? 0);
-  return [Math.floor((M * p) / a.parts), Math.floor((M * (p + 1)) / a.parts)];
+/** Edge range p of `parts` equal ranges of the `m` edges. */
+function partRange(a: { m: number; parts: number }, p: number): [number, number] {
+  return [Math.floor((a.m * p) / a.parts), Math.floor((a.m * (p + 1)) / a.parts)];
 }
 
+/** Whether bit e of `back` is set: edge e's source is edge e - 1's target (csr.ts BlockSources). */
+const isBack = (back: Int32Array | undefined, e: number): boolean => back !== undefined && ((back[e >>> 5] >>> (e & 31)) & 1) === 1;
+
 /** Pass 1: counts[p * buckets + b] = the edges of range p whose key is in bucket b. */
-const bucketCounts = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'f64' }, params: ['parts', 'buckets', 'shift'] }, (a, start, end): void => {
-  const { counts: C, shift } = a;
-  const m1 = a.keys.length;
-  for (let p = start; p < end; p++) {
-    const [lo, hi] = partRange(a, p);
-    const local = new Int32Array(a.buckets);
-    const K = a.keys;
-    for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) local[K[e] >>> shift]++;
-    const K2 = a.keys2;
-    if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) local[K2[e] >>> shift]++;
-    for (let b = 0; b < a.buckets; b++) C[p * a.buckets + b] = local[b];
-  }
-});
+const bucketCounts = kernel(
+  {
+    reads: { keys: 'i32?', keys2: 'i32?', rowOffsets: 'offsets?', back: 'i32?', values: 'i32?' },
+    writes: { counts: 'f64' },
+    params: ['parts', 'buckets', 'shift', 'm', 'nodes'],
+  },
+  (a, start, end): void => {
+    const { counts: C, shift } = a;
+    for (let p = start; p < end; p++) {
+      const [lo, hi] = partRange(a, p);
+      const local = new Int32Array(a.buckets);
+      const K = a.keys;
+      if (K) {
+        const m1 = K.length;
+        for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) local[K[e] >>> shift]++;
+        const K2 = a.keys2;
+        if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) local[K2[e] >>> shift]++;
+      } else if (lo < hi) {
+        // Keys are the rows of rowOffsets' blocks (or, marked in back, the previous edge's value).
+        const O = a.rowOffsets!;
+        const V = a.values!;
+        const B = a.back;
+        let u = lastAtMost(O, lo, 0, a.nodes - 1);
+        let next = O[u + 1];
+        for (let e = lo; e < hi; e++) {
+          while (e >= next) next = O[++u + 1];
+          local[(isBack(B, e) ? V[e - 1] : u) >>> shift]++;
+        }
+      }
+      for (let b = 0; b < a.buckets; b++) C[p * a.buckets + b] = local[b];
+    }
+  },
+);
 
 /**
  * Pass 2: cursor[p * buckets + b] starts where range p's edges of bucket b go (after the bucket's
@@ -55,35 +80,50 @@ const bucketCounts = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { c
  */
 const bucketScatter = kernel(
   {
-    reads: { keys: 'i32', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?' },
+    reads: { keys: 'i32?', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?', back: 'i32?' },
     writes: { cursor: 'f64', targets: 'i32', low: 'u16' },
-    params: ['parts', 'buckets', 'shift', 'nodes'],
+    params: ['parts', 'buckets', 'shift', 'm', 'nodes'],
   },
   (a, start, end): void => {
     const { cursor: Cur, targets: T, low: L, shift } = a;
     const mask = (1 << shift) - 1;
-    const m1 = a.keys.length;
     for (let p = start; p < end; p++) {
       const [lo, hi] = partRange(a, p);
+      if (lo >= hi) continue;
       const base = p * a.buckets;
       const cur = Float64Array.from(Cur.subarray(base, base + a.buckets));
       const K = a.keys;
       const O = a.rowOffsets;
+      const B = a.back;
       if (O) {
         // The row of edge lo; then walk the rows with the edges.
         let u = lastAtMost(O, lo, 0, a.nodes - 1);
         let next = O[u + 1];
-        for (let e = lo; e < hi; e++) {
-          while (e >= next) next = O[++u + 1];
-          const k = K[e];
-          const at = cur[k >>> shift]++;
-          T[at] = u;
-          L[at] = k & mask;
+        if (K) {
+          // Values are the rows (or, marked in back, the previous edge's key).
+          for (let e = lo; e < hi; e++) {
+            while (e >= next) next = O[++u + 1];
+            const k = K[e];
+            const at = cur[k >>> shift]++;
+            T[at] = isBack(B, e) ? K[e - 1] : u;
+            L[at] = k & mask;
+          }
+        } else {
+          // Keys are the rows (or, marked in back, the previous edge's value).
+          const V = a.values!;
+          for (let e = lo; e < hi; e++) {
+            while (e >= next) next = O[++u + 1];
+            const k = isBack(B, e) ? V[e - 1] : u;
+            const at = cur[k >>> shift]++;
+            T[at] = V[e];
+            L[at] = k & mask;
+          }
         }
       } else {
         const V = a.values!;
+        const m1 = K!.length;
         for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) {
-          const k = K[e];
+          const k = K![e];
           const at = cur[k >>> shift]++;
           T[at] = V[e];
           L[at] = k & mask;

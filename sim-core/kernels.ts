@@ -372,8 +372,12 @@ const compactMask = kernel({ reads: { mask: 'num', starts: 'f64' }, writes: { ou
 });
 
 /** The first edge of the chunk with an id outside 0..nodes-1 (negative ids read as huge unsigned ones). */
-const firstBadEdge = kernel({ reads: { src: 'i32', dst: 'i32' }, writes: {}, params: ['nodes'] }, (a, start, end): number[] => {
+const firstBadEdge = kernel({ reads: { src: 'i32?', dst: 'i32' }, writes: {}, params: ['nodes'] }, (a, start, end): number[] => {
   const { src: S, dst: D, nodes } = a;
+  if (!S) {
+    for (let k = start; k < end; k++) if (D[k] >>> 0 >= nodes) return [k];
+    return [];
+  }
   for (let k = start; k < end; k++) if (S[k] >>> 0 >= nodes || D[k] >>> 0 >= nodes) return [k];
   return [];
 });

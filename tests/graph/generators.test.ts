@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, homophilousPreferentialOn, stochasticBlockModel, type EdgeList } from '../../graph/generators.ts';
+import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, homophilousPreferentialOn, stochasticBlockModel, type BlockEdgeList, type EdgeList } from '../../graph/generators.ts';
 import { InputError } from '../../sim-core/errors.ts';
+import { sourceArray } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 
@@ -225,18 +226,23 @@ describe('stochasticBlockModel', () => {
   });
 });
 
+/** A block edge list's sources as an array (the statistics below read them per edge). */
+const plain = (el: BlockEdgeList): EdgeList => ({ ...el, src: sourceArray(el.src, el.dst) });
+
 describe('homophilousPreferential', () => {
   const n = 20_000;
   const pops = [1, 2, 3, 4].map((s) => synthesizePopulation(n, s));
   const graph = (s: number, homophily: number, extra: Partial<Parameters<typeof homophilousPreferential>[2]> = {}) => {
     const c = pops[s - 1].agents.columns;
-    return homophilousPreferential(n, s, {
-      meanFollowing: 10,
-      homophily,
-      opinion: c.opinion as Float32Array,
-      topic: c.topic as Uint8Array,
-      ...extra,
-    });
+    return plain(
+      homophilousPreferential(n, s, {
+        meanFollowing: 10,
+        homophily,
+        opinion: c.opinion as Float32Array,
+        topic: c.topic as Uint8Array,
+        ...extra,
+      }),
+    );
   };
 
   it('is simple (no self loops, no duplicate follows, follow-backs included) and deterministic', () => {
@@ -332,7 +338,7 @@ describe('homophilousPreferential', () => {
     for (let i = 0; i < n; i++) w[i] = i % 2 ? 4 : 1;
     const flat = { opinion: new Float32Array(n), topic: new Uint8Array(n) };
     for (const s of [1, 2, 3]) {
-      const el = homophilousPreferential(n, s, { meanFollowing: 4, homophily: 0, preferential: 0.8, reciprocity: 1, weight: w, ...flat });
+      const el = plain(homophilousPreferential(n, s, { meanFollowing: 4, homophily: 0, preferential: 0.8, reciprocity: 1, weight: w, ...flat }));
       expectSimple(el);
       const regular = [0, 0];
       for (let k = 0; k < el.src.length; k++) if (el.src[k] > el.dst[k]) regular[el.dst[k] % 2]++;
@@ -368,8 +374,8 @@ describe('homophilousPreferential', () => {
         [1, { meanFollowing: 2, homophily: 0.5, opinion, topic }, undefined, false],
       ] as const) {
         rounds = 0;
-        const a = homophilousPreferential(users, 2, o);
-        const b = await homophilousPreferentialOn(exec, users, 2, o, split);
+        const a = plain(homophilousPreferential(users, 2, o));
+        const b = plain(await homophilousPreferentialOn(exec, users, 2, o, split));
         const label = `n=${users} ${JSON.stringify(split)}`;
         expect(same(a, b), label).toBe(true);
         expect(b.dst.includes(-1), label).toBe(false);

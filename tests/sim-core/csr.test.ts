@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildGraph, degree, graphBytes, withFollowers } from '../../sim-core/csr.ts';
+import { buildGraph, degree, graphBytes, sourceArray, withFollowers } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
@@ -122,6 +122,43 @@ describe('buildGraph', () => {
     const tiny = await withFollowers(pool, 3, (await buildGraph(pool, 3, t.src, t.dst, true)).following);
     expect(Array.from(tiny.followers.offsets)).toEqual([0, 1, 2, 3]);
     expect(Array.from(tiny.followers.targets)).toEqual([2, 2, 0]);
+  });
+
+  it('builds from block sources (follow-backs marked in back) the graph of the same edges as arrays', async () => {
+    const n = 60_000;
+    const next = lcg(4242);
+    // Blocks of 0..40 edges (some empty, row 0's too), about one edge in four a follow-back.
+    const starts = sharedArray('f64', n + 1);
+    for (let v = 1; v <= n; v++) starts[v] = starts[v - 1] + (v === 1 ? 0 : next() % 41);
+    const m = starts[n];
+    const dst = sharedArray('i32', m);
+    const back = sharedArray('i32', (m + 31) >>> 5);
+    for (let v = 0; v < n; v++) {
+      for (let e = starts[v]; e < starts[v + 1]; e++) {
+        dst[e] = next() % n;
+        // A follow-back answers the edge before it in the block: its target follows the owner.
+        if (e > starts[v] && !((back[(e - 1) >>> 5] >>> ((e - 1) & 31)) & 1) && (next() >>> 16) % 4 === 0) {
+          back[e >>> 5] |= 1 << (e & 31);
+          dst[e] = v;
+        }
+      }
+    }
+    const src = sourceArray({ starts, back }, dst);
+    for (let v = 0; v < n; v++) if (starts[v + 1] > starts[v]) expect(src[starts[v]]).toBe(v);
+    let backs = 0;
+    for (let e = 1; e < m; e++) if ((back[e >>> 5] >>> (e & 31)) & 1) expect(src[e]).toBe(dst[e - 1]), backs++;
+    expect(backs).toBeGreaterThan(m / 10);
+    for (const ex of [inline, pool]) {
+      const a = await buildGraph(ex, n, src, dst, true);
+      const b = await buildGraph(ex, n, { starts, back }, dst, true);
+      for (const [x, y] of [[a.following, b.following], [a.followers, b.followers]] as const) {
+        expect(eq(x.offsets, y.offsets)).toBe(true);
+        expect(eq(x.targets, y.targets)).toBe(true);
+      }
+    }
+    const bad = sharedArray('i32', m).fill(1);
+    bad[5] = n;
+    await expect(buildGraph(pool, n, { starts, back }, bad, true)).rejects.toThrow(/edge 5: target 60000 is outside/);
   });
 
   it('refuses edges whose ids are outside 0..nodes-1, naming the first bad edge and the agent count', async () => {
