@@ -7,7 +7,7 @@ import os from 'node:os';
 import { z } from 'zod';
 import { buildGraph, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
-import type { Executor } from '../sim-core/exec.ts';
+import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
 import { barabasiAlbertOn, erdosRenyi, homophilousPreferentialOn, stochasticBlockModel, type BlockEdgeList, type EdgeList } from '../graph/generators.ts';
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
@@ -137,12 +137,19 @@ async function generate(exec: Executor, agents: number, seed: number, spec: z.ou
 }
 
 export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<Society> {
+  let made: Awaited<ReturnType<typeof populationAndEdges>> | undefined = await populationAndEdges(exec, o);
+  const { pop, externalIds, graphSource } = made;
+  const graph = await buildGraph(exec, pop.agents.length, made.edges.src, made.edges.dst, made.edges.directed);
+  // The edge list (and the sort's scratch) go before the platform allocates its state.
+  made = undefined;
+  await releaseArrays(exec);
+  return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds, graphSource };
+}
+
+/** The population and its follow edges: generated, or loaded from --graph (which fixes the agent count). */
+async function populationAndEdges(exec: Executor, o: SocietyOptions) {
   const log = o.log ?? (() => {});
   const spec = graphSpec.parse(o.graph);
-  let edges: EdgeList | BlockEdgeList;
-  let externalIds: Society['externalIds'] = null;
-  let graphSource: EdgeFileRecord | undefined;
-  let pop;
   if (o.graphFile) {
     const loaded = await loadEdgeList(o.graphFile, {
       agents: o.agentsFixed ? o.agents : undefined,
@@ -151,20 +158,17 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
     });
     checkMemory(loaded.nodes, loaded.src.length * (loaded.directed ? 1 : 2), o.phaseBytesPerAgent);
     log(`loaded ${o.graphFile} (${loaded.directed ? 'directed' : 'undirected'}, ${loaded.ids} ids): ${loaded.nodes} nodes, ${loaded.src.length} edges`);
-    pop = await synthesizePopulationOn(exec, loaded.nodes, o.seed, o.population);
-    edges = loaded;
-    externalIds = loaded.externalIds;
-    graphSource = edgeFileRecord(loaded);
-  } else {
-    checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
-    pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
-    log(`synthesised ${o.agents} agents`);
-    const c = pop.agents.columns;
-    edges = await generate(exec, o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
-    log(`generated ${spec.kind} graph: ${edges.dst.length} edges`);
+    const pop = await synthesizePopulationOn(exec, loaded.nodes, o.seed, o.population);
+    const edges: EdgeList | BlockEdgeList = loaded;
+    return { pop, edges, externalIds: loaded.externalIds as Society['externalIds'], graphSource: edgeFileRecord(loaded) as EdgeFileRecord | undefined };
   }
-  const graph = await buildGraph(exec, pop.agents.length, edges.src, edges.dst, edges.directed);
-  return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds, graphSource };
+  checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
+  const pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
+  log(`synthesised ${o.agents} agents`);
+  const c = pop.agents.columns;
+  const edges = await generate(exec, o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
+  log(`generated ${spec.kind} graph: ${edges.dst.length} edges`);
+  return { pop, edges, externalIds: null as Society['externalIds'], graphSource: undefined as EdgeFileRecord | undefined };
 }
 
 export { populationConfig };

@@ -73,10 +73,17 @@ function bucketShift(nodes: number, m: number): number {
 }
 
 /**
- * Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. `low`
- * (2 bytes per edge, scratch) may be passed in, so that the two directions of a graph share one.
+ * The sort's scratch `low` (2 bytes per entry) holds at most `lowEntries` entries: a larger graph is
+ * scattered in several passes over its edges, each writing one group of buckets whose edges fit
+ * (495M edges: 4 passes, 256 MB instead of 990 MB, for a few seconds more). Tests lower it.
  */
-async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low = sharedArray('u16', m)): Promise<Csr> {
+export const csrScratch = { lowEntries: 2 ** 27 };
+
+/** Scratch for sortEdges over m edges (shared by a graph's two directions). */
+const lowScratch = (m: number) => sharedArray('u16', Math.max(1, Math.min(m, csrScratch.lowEntries)));
+
+/** Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. */
+async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low = lowScratch(m)): Promise<Csr> {
   const shift = bucketShift(nodes, m);
   const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
   const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
@@ -96,10 +103,18 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
   }
   starts[buckets] = acc;
   const targets = sharedArray('i32', m);
-  await exec.run(CK.bucketScatter, { ...edges, cursor: counts, targets, low, parts, buckets, shift, m, nodes }, parts, { parts });
   const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
   offsets[nodes] = m;
-  await exec.run(CK.bucketRows, { starts, low, offsets, targets, shift, nodes }, buckets, { chunkRows: 8 });
+  for (let b0 = 0; b0 < buckets; ) {
+    // The next group of buckets whose edges fit `low` (at least one bucket; low grows for a bigger one).
+    let b1 = b0 + 1;
+    while (b1 < buckets && starts[b1 + 1] - starts[b0] <= low.length) b1++;
+    if (starts[b1] - starts[b0] > low.length) low = sharedArray('u16', starts[b1] - starts[b0]);
+    const lowBase = starts[b0];
+    await exec.run(CK.bucketScatter, { ...edges, low, b0, b1, lowBase, cursor: counts, targets, parts, buckets, shift, m, nodes }, parts, { parts });
+    await exec.run(CK.bucketRows, { low, b0, lowBase, starts, offsets, targets, shift, nodes }, b1 - b0, { chunkRows: 8 });
+    b0 = b1;
+  }
   return { offsets, targets };
 }
 
@@ -149,7 +164,7 @@ export async function buildGraph(
     if (!directed) throw new Error('buildGraph: block sources are for directed graphs');
     // Block owners are rows by construction, and a follow-back's source is a checked target.
     await checkIds(exec, nodes, undefined, dst);
-    const low = sharedArray('u16', m);
+    const low = lowScratch(m);
     const blocks = { rowOffsets: src.starts, back: src.back };
     const following = await sortEdges(exec, nodes, m, { ...blocks, values: dst }, low);
     const followers = await sortEdges(exec, nodes, m, { ...blocks, keys: dst }, low);
@@ -157,7 +172,7 @@ export async function buildGraph(
   }
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const low = sharedArray('u16', m);
+    const low = lowScratch(m);
     const following = await sortEdges(exec, nodes, m, { keys: src, values: dst }, low);
     const followers = await sortEdges(exec, nodes, m, { keys: dst, values: src }, low);
     return { nodes, edges: m, directed, following, followers };

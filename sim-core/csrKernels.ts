@@ -10,7 +10,9 @@
  * 3. bucketRows: each bucket counts its rows, writes their offsets, and reorders its slice by row,
  *    stably, in cache.
  * Each row lists its neighbours in edge order (ranges in order, edges in order within a range, a
- * stable pass per bucket), so the result does not depend on the part or thread count.
+ * stable pass per bucket), so the result does not depend on the part or thread count. On a large
+ * graph passes 2 and 3 run once per group of buckets [b0, b1) (csr.ts `csrScratch`): each pass
+ * over the edges writes only that group's, and `low` holds only them (from targets index lowBase).
  *
  * The edges are (keys, values), then (keys2, values2) when given, as one sequence; or, for a
  * transpose (csr.ts `withFollowers`), the entries of a CSR, whose keys are its targets and whose
@@ -82,10 +84,10 @@ const bucketScatter = kernel(
   {
     reads: { keys: 'i32?', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?', back: 'i32?' },
     writes: { cursor: 'f64', targets: 'i32', low: 'u16' },
-    params: ['parts', 'buckets', 'shift', 'm', 'nodes'],
+    params: ['parts', 'buckets', 'shift', 'm', 'nodes', 'b0', 'b1', 'lowBase'],
   },
   (a, start, end): void => {
-    const { cursor: Cur, targets: T, low: L, shift } = a;
+    const { cursor: Cur, targets: T, low: L, shift, b0, b1, lowBase } = a;
     const mask = (1 << shift) - 1;
     for (let p = start; p < end; p++) {
       const [lo, hi] = partRange(a, p);
@@ -104,9 +106,11 @@ const bucketScatter = kernel(
           for (let e = lo; e < hi; e++) {
             while (e >= next) next = O[++u + 1];
             const k = K[e];
-            const at = cur[k >>> shift]++;
+            const b = k >>> shift;
+            if (b < b0 || b >= b1) continue;
+            const at = cur[b]++;
             T[at] = isBack(B, e) ? K[e - 1] : u;
-            L[at] = k & mask;
+            L[at - lowBase] = k & mask;
           }
         } else {
           // Keys are the rows (or, marked in back, the previous edge's value).
@@ -114,9 +118,11 @@ const bucketScatter = kernel(
           for (let e = lo; e < hi; e++) {
             while (e >= next) next = O[++u + 1];
             const k = isBack(B, e) ? V[e - 1] : u;
-            const at = cur[k >>> shift]++;
+            const b = k >>> shift;
+            if (b < b0 || b >= b1) continue;
+            const at = cur[b]++;
             T[at] = V[e];
-            L[at] = k & mask;
+            L[at - lowBase] = k & mask;
           }
         }
       } else {
@@ -124,18 +130,22 @@ const bucketScatter = kernel(
         const m1 = K!.length;
         for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) {
           const k = K![e];
-          const at = cur[k >>> shift]++;
+          const b = k >>> shift;
+          if (b < b0 || b >= b1) continue;
+          const at = cur[b]++;
           T[at] = V[e];
-          L[at] = k & mask;
+          L[at - lowBase] = k & mask;
         }
         const K2 = a.keys2;
         const V2 = a.values2;
         if (K2 && V2) {
           for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) {
             const k = K2[e];
-            const at = cur[k >>> shift]++;
+            const b = k >>> shift;
+            if (b < b0 || b >= b1) continue;
+            const at = cur[b]++;
             T[at] = V2[e];
-            L[at] = k & mask;
+            L[at - lowBase] = k & mask;
           }
         }
       }
@@ -152,18 +162,19 @@ let slice = new Int32Array(0);
  * edge order; its rows' offsets are written and the slice reordered by row (stable).
  */
 const bucketRows = kernel(
-  { reads: { starts: 'f64', low: 'u16' }, writes: { offsets: 'offsets', targets: 'i32' }, params: ['shift', 'nodes'] },
+  { reads: { starts: 'f64', low: 'u16' }, writes: { offsets: 'offsets', targets: 'i32' }, params: ['shift', 'nodes', 'b0', 'lowBase'] },
   (a, start, end): void => {
-    const { starts: S, low: L, offsets: O, targets: T, shift, nodes } = a;
+    // low holds the entries of this group of buckets (b0 on), from targets index lowBase on.
+    const { starts: S, low: L, offsets: O, targets: T, shift, nodes, lowBase } = a;
     const width = 1 << shift;
     if (rowCur.length < width) rowCur = new Float64Array(width);
-    for (let b = start; b < end; b++) {
+    for (let b = a.b0 + start; b < a.b0 + end; b++) {
       const lo = S[b];
       const hi = S[b + 1];
       const r0 = b << shift;
       const rows = Math.min(width, nodes - r0);
       rowCur.fill(0, 0, rows);
-      for (let i = lo; i < hi; i++) rowCur[L[i]]++;
+      for (let i = lo - lowBase; i < hi - lowBase; i++) rowCur[L[i]]++;
       let acc = lo;
       for (let j = 0; j < rows; j++) {
         O[r0 + j] = acc;
@@ -174,7 +185,7 @@ const bucketRows = kernel(
       const n = hi - lo;
       if (slice.length < n) slice = new Int32Array(Math.max(n, 2 * slice.length));
       slice.set(T.subarray(lo, hi));
-      for (let i = 0; i < n; i++) T[rowCur[L[lo + i]]++] = slice[i];
+      for (let i = 0, l = lo - lowBase; i < n; i++) T[rowCur[L[l + i]]++] = slice[i];
     }
   },
 );

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildGraph, degree, graphBytes, sourceArray, withFollowers } from '../../sim-core/csr.ts';
+import { buildGraph, csrScratch, degree, graphBytes, sourceArray, withFollowers, type Graph } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
@@ -159,6 +159,40 @@ describe('buildGraph', () => {
     const bad = sharedArray('i32', m).fill(1);
     bad[5] = n;
     await expect(buildGraph(pool, n, { starts, back }, bad, true)).rejects.toThrow(/edge 5: target 60000 is outside/);
+  });
+
+  it('scatters in several passes when the scratch is small, with the same result', async () => {
+    const n = 30_000;
+    const m = 400_000;
+    const src = sharedArray('i32', m);
+    const dst = sharedArray('i32', m);
+    const next = lcg(99);
+    for (let k = 0; k < m; k++) {
+      // A hub (row 7 and target 7) whose bucket alone outgrows the smallest scratch below.
+      src[k] = k % 10 === 0 ? 7 : next() % n;
+      dst[k] = k % 10 === 1 ? 7 : next() % n;
+    }
+    const build = async (): Promise<Graph[]> => [
+      await buildGraph(pool, n, src, dst, true),
+      await buildGraph(pool, n, src, dst, false),
+      await withFollowers(inline, n, (await buildGraph(inline, n, src, dst, true)).following),
+    ];
+    const want = await build();
+    const saved = csrScratch.lowEntries;
+    try {
+      for (const cap of [30_000, 1000]) {
+        csrScratch.lowEntries = cap;
+        const got = await build();
+        got.forEach((g, i) => {
+          for (const [x, y] of [[g.following, want[i].following], [g.followers, want[i].followers]] as const) {
+            expect(eq(x.offsets, y.offsets), `cap ${cap} graph ${i}`).toBe(true);
+            expect(eq(x.targets, y.targets), `cap ${cap} graph ${i}`).toBe(true);
+          }
+        });
+      }
+    } finally {
+      csrScratch.lowEntries = saved;
+    }
   });
 
   it('refuses edges whose ids are outside 0..nodes-1, naming the first bad edge and the agent count', async () => {
