@@ -7,12 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ArrowFileAppender, FileWriteError, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, FileWriteError, writeArrowFile, type AppenderState, type ColumnData, type GeneratedValues } from '../sim-core/io/arrowFile.ts';
 import type { Graph } from '../sim-core/csr.ts';
 import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { MetricType } from '../sim-core/phase.ts';
-import { sharedArray, type Table } from '../sim-core/table.ts';
+import type { Table } from '../sim-core/table.ts';
 
 export type RunStatus = 'running' | 'completed' | 'interrupted' | 'failed';
 
@@ -231,27 +231,26 @@ export function snapshotName(step: number): string {
 export function writeGraph(file: string, graph: Graph): void {
   const { offsets, targets } = graph.following;
   const m = graph.directed ? graph.edges : graph.edges / 2;
-  const source = sharedArray('i32', m);
-  let target = targets;
-  if (graph.directed) {
-    for (let v = 0; v < graph.nodes; v++) source.fill(v, offsets[v], offsets[v + 1]);
-  } else {
-    target = sharedArray('i32', m);
-    let k = 0;
-    for (let v = 0; v < graph.nodes; v++) {
-      for (let j = offsets[v]; j < offsets[v + 1]; j++) {
-        const u = targets[j];
-        if (u < v) continue;
-        source[k] = v;
-        target[k++] = u;
-      }
-    }
-  }
+  // The columns are generated as the file is written (4 bytes per edge each, 2 GB at 495M edges):
+  // the rows of the following CSR in order, each undirected edge once (u >= v).
+  const column = (pick: (v: number, j: number) => number): GeneratedValues => {
+    let v = 0;
+    let j = 0;
+    return {
+      length: m,
+      fill(out) {
+        for (let i = 0; i < out.length; j++) {
+          while (j >= offsets[v + 1]) v++;
+          if (graph.directed || targets[j] >= v) out[i++] = pick(v, j);
+        }
+      },
+    };
+  };
   writeArrowFile(
     file,
     [
-      { name: 'source', type: 'i32', values: source },
-      { name: 'target', type: 'i32', values: target.subarray(0, m) },
+      { name: 'source', type: 'i32', values: column((v) => v) },
+      { name: 'target', type: 'i32', values: graph.directed ? targets.subarray(0, m) : column((_, j) => targets[j]) },
     ],
     m,
     { directed: String(graph.directed), edge_meaning: 'source follows target' },

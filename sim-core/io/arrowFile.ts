@@ -25,11 +25,11 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync } from 'node:fs';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { EOS, checkValues, planColumns, schemaOf, type ColumnData, type ColumnPlan } from './columnPlan.ts';
-import { byteLengthOf, checkRows, FileWriteError, writeAllAt, writeAtomically } from './fileWrite.ts';
+import { byteLengthOf, checkRows, FileWriteError, plainParts, writeAllAt, writeAtomically, type Part } from './fileWrite.ts';
 import { FooterEncoder, align, encodeRecordBatchMessage, fileHead, trailer, type EncodedMessage } from './ipcMessages.ts';
 
 // The writer's public surface, in one place for the rest of socsim.
-export { recordBatchOf, type ArrowColumnType, type ColumnData } from './columnPlan.ts';
+export { recordBatchOf, type ArrowColumnType, type ColumnData, type GeneratedValues } from './columnPlan.ts';
 export { FileWriteError, MAX_WRITE_BYTES, setWriteIo, type WriteIo } from './fileWrite.ts';
 
 /**
@@ -41,7 +41,7 @@ export function writeArrowFile(path: string, columns: ColumnData[], rows: number
   checkRows(rows);
   const plans = planColumns(columns);
   const head = fileHead(plans, schemaOf(plans, metadata));
-  const parts = head.parts;
+  const parts: Part[] = [...head.parts];
   if (rows > 0) {
     const m = encodeRecordBatchMessage(plans, columns, rows);
     head.footer.addRecordBatch(head.length, m.metaDataLength, m.bodyLength);
@@ -218,7 +218,7 @@ export class ArrowFileAppender {
     this.footer.addRecordBatch(E, m.metaDataLength, m.bodyLength);
     let written: number;
     try {
-      written = writeAllAt(fd, [...m.parts, EOS, ...this.footer.parts()], E, this.path); // 4
+      written = writeAllAt(fd, [...plainParts(m.parts), EOS, ...this.footer.parts()], E, this.path); // 4
     } catch (err) {
       this.footer.dropLastRecordBatch();
       throw err;

@@ -33,8 +33,12 @@ export type ArrowColumnType = 'f32' | 'f64' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32
 export interface ColumnData {
   name: string;
   type: ArrowColumnType;
-  /** Typed array of `rows * width` numbers (numeric / categorical columns), or `rows` strings (utf8). */
-  values: TypedArray | string[];
+  /**
+   * Typed array of `rows * width` numbers (numeric / categorical columns), or `rows` strings
+   * (utf8); or, for a numeric column of width 1 written by writeArrowFile, values generated slice
+   * by slice while the file is written.
+   */
+  values: TypedArray | string[] | GeneratedValues;
   /** Values per row (row-major vector column, written as FixedSizeList<type>(width)); default 1. */
   width?: number;
   /** Labels of the integer codes in `values`; the column is written as Dictionary<Utf8>. */
@@ -43,6 +47,20 @@ export interface ColumnData {
 
 type NumericType = Exclude<ArrowColumnType, 'utf8'>;
 type IndexType = 'i8' | 'i16' | 'i32';
+
+/**
+ * A numeric column's values produced while the file is written, for a column too large to hold
+ * whole beside what it is computed from (graph.arrow's source column: 2 GB at 495M edges).
+ * `fill(out, from)` writes values [from, from + out.length) into `out`, a typed array of the
+ * column's type; it is called once per slice, for consecutive slices in order (so it may keep a
+ * cursor), and the bytes written are those of the whole column.
+ */
+export interface GeneratedValues {
+  length: number;
+  fill(out: TypedArray, from: number): void;
+}
+
+export const isGenerated = (v: ColumnData['values']): v is GeneratedValues => !Array.isArray(v) && !ArrayBuffer.isView(v);
 
 /** What a column is, independent of any one batch's values. */
 export interface ColumnPlan {
@@ -147,8 +165,13 @@ export function schemaOf(plans: readonly ColumnPlan[], metadata?: Record<string,
 }
 
 /** Checks one batch's values against the column plan; returns the typed array or strings. */
-export function checkValues(plan: ColumnPlan, column: ColumnData, rows: number): TypedArray | string[] {
+export function checkValues(plan: ColumnPlan, column: ColumnData, rows: number): TypedArray | string[] | GeneratedValues {
   const { values } = column;
+  if (isGenerated(values)) {
+    if (plan.kind !== 'numeric') throw new Error(`column "${plan.name}": generated values are for numeric columns of width 1`);
+    if (values.length !== rows) throw new Error(`column "${plan.name}" has ${values.length} values, expected ${rows} rows`);
+    return values;
+  }
   if (plan.kind === 'utf8') {
     if (!Array.isArray(values)) throw new Error(`column "${plan.name}": utf8 values must be a string[]`);
     if (values.length !== rows) throw new Error(`column "${plan.name}" has ${values.length} values, expected ${rows} rows`);
@@ -259,6 +282,7 @@ export function recordBatchOf(columns: ColumnData[], rows: number, metadata?: Re
   const schema = schemaOf(plans, metadata);
   const children = plans.map((plan, i) => {
     const values = checkValues(plan, columns[i]!, rows);
+    if (isGenerated(values)) throw new Error(`column "${plan.name}": generated values can only be written to a file`);
     const type = plan.field.type;
     switch (plan.kind) {
       case 'numeric':

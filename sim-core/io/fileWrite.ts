@@ -64,10 +64,53 @@ export class FileWriteError extends Error {
   }
 }
 
-export function byteLengthOf(parts: readonly Uint8Array[]): number {
+/**
+ * Bytes produced slice by slice as they are written: a column too large to hold whole beside the
+ * data it is computed from (columnPlan.ts `GeneratedValues`; writeAtomically only).
+ */
+export interface GeneratedPart {
+  byteLength: number;
+  slices(): Iterable<Uint8Array>;
+}
+
+/** What a file is written from: byte arrays, or bytes generated while writing. */
+export type Part = Uint8Array | GeneratedPart;
+
+export function byteLengthOf(parts: readonly Part[]): number {
   let n = 0;
   for (const p of parts) n += p.byteLength;
   return n;
+}
+
+/** The parts as byte arrays; a generated part here is an error (only writeAtomically writes them). */
+export function plainParts(parts: readonly Part[]): Uint8Array[] {
+  return parts.map((p) => {
+    if (!(p instanceof Uint8Array)) throw new Error('generated column values can only be written by writeArrowFile');
+    return p;
+  });
+}
+
+/** writeAllAt over parts that may be generated: runs of byte arrays, then each generated part's slices. */
+function writePartsAt(fd: number, parts: readonly Part[], position: number, path: string): number {
+  let done = 0;
+  let run: Uint8Array[] = [];
+  const flush = () => {
+    if (run.length > 0) done += writeAllAt(fd, run, position + done, path);
+    run = [];
+  };
+  for (const p of parts) {
+    if (p instanceof Uint8Array) {
+      run.push(p);
+      continue;
+    }
+    flush();
+    let n = 0;
+    for (const slice of p.slices()) n += writeAllAt(fd, [slice], position + done + n, path);
+    if (n !== p.byteLength) throw new FileWriteError(path, new Error(`a generated part gave ${n} of its ${p.byteLength} bytes`), byteLengthOf(parts), done + n);
+    done += n;
+  }
+  flush();
+  return done;
 }
 
 /**
@@ -129,13 +172,13 @@ export function checkRows(rows: number): void {
  * On failure the temporary file is removed (a failed multi-GB write must not keep the disk full:
  * the run still has to record why it stopped) and a FileWriteError naming `path` is thrown.
  */
-export function writeAtomically(path: string, parts: readonly Uint8Array[], keepOpen: boolean): number | undefined {
+export function writeAtomically(path: string, parts: readonly Part[], keepOpen: boolean): number | undefined {
   const tmp = `${path}.tmp`;
   let fd: number | undefined;
   let written = 0;
   try {
     fd = openSync(tmp, 'w');
-    written = writeAllAt(fd, parts, 0, path);
+    written = writePartsAt(fd, parts, 0, path);
     fsyncSync(fd);
     renameSync(tmp, path);
   } catch (err) {

@@ -5,21 +5,22 @@
  * 24-byte block instead of re-encoding a footer that grows with every step.
  */
 import { Message, type Schema } from 'apache-arrow';
-import type { TypedArray } from '../table.ts';
-import { bytesOf, type ColumnData, type ColumnPlan, EMPTY, MAGIC, MAGIC_PADDED, METADATA_VERSION_V5, ZEROS, checkValues, encodeStrings, encodedDictionary, indicesOf } from './columnPlan.ts';
+import { ARRAY_OF, type TypedArray } from '../table.ts';
+import { plainParts, type Part } from './fileWrite.ts';
+import { bytesOf, isGenerated, type ArrowColumnType, type ColumnData, type ColumnPlan, type GeneratedValues, EMPTY, MAGIC, MAGIC_PADDED, METADATA_VERSION_V5, ZEROS, checkValues, encodeStrings, encodedDictionary, indicesOf } from './columnPlan.ts';
 
 // ---------------------------------------------------------------------------------------------
 // IPC encoding
 
 /** One encapsulated message: the bytes to write, in order, and its footer block sizes. */
 export interface EncodedMessage {
-  parts: Uint8Array[];
+  parts: Part[];
   metaDataLength: number;
   bodyLength: number;
 }
 
 /** Prefix (continuation marker + length) + flatbuffer + padding to a multiple of 8 bytes. */
-function frameMetadata(flatbuffer: Uint8Array, parts: Uint8Array[]): number {
+function frameMetadata(flatbuffer: Uint8Array, parts: Part[]): number {
   const aligned = (flatbuffer.byteLength + 8 + 7) & ~7;
   const prefix = new Uint8Array(8);
   const dv = new DataView(prefix.buffer);
@@ -37,7 +38,7 @@ class BodyBuilder {
   readonly nodes: number[] = [];
   /** (offset, length) of each buffer, offsets relative to the body start. */
   readonly regions: number[] = [];
-  readonly parts: Uint8Array[] = [];
+  readonly parts: Part[] = [];
   length = 0;
 
   node(length: number): void {
@@ -54,6 +55,27 @@ class BodyBuilder {
     if (pad > 0) this.parts.push(ZEROS.subarray(0, pad));
     this.length += bytes + pad;
   }
+
+  /** A buffer of `g.length` values of `Ctor`, generated in slices of at most 4M values as written. */
+  generated(g: GeneratedValues, Ctor: new (n: number) => TypedArray): void {
+    const bytes = g.length * (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+    this.regions.push(this.length, bytes);
+    if (bytes === 0) return;
+    this.parts.push({
+      byteLength: bytes,
+      *slices() {
+        const buf = new Ctor(Math.min(g.length, 1 << 22));
+        for (let from = 0; from < g.length; from += buf.length) {
+          const out = buf.subarray(0, Math.min(buf.length, g.length - from));
+          g.fill(out, from);
+          yield bytesOf(out);
+        }
+      },
+    });
+    const pad = ((bytes + 7) & ~7) - bytes;
+    if (pad > 0) this.parts.push(ZEROS.subarray(0, pad));
+    this.length += bytes + pad;
+  }
 }
 
 export function encodeRecordBatchMessage(plans: readonly ColumnPlan[], columns: readonly ColumnData[], rows: number): EncodedMessage {
@@ -64,7 +86,8 @@ export function encodeRecordBatchMessage(plans: readonly ColumnPlan[], columns: 
     switch (plan.kind) {
       case 'numeric':
         body.node(rows);
-        body.buffer(values as TypedArray);
+        if (isGenerated(values)) body.generated(values, ARRAY_OF[plan.type as Exclude<ArrowColumnType, 'utf8'>]);
+        else body.buffer(values as TypedArray);
         break;
       case 'vector':
         body.node(rows);
@@ -98,7 +121,7 @@ function encodeDictionaryMessage(plan: ColumnPlan): EncodedMessage {
 
 /** The framed Message of one batch followed by its body; a dictionary batch when `dictionaryId` is given. */
 function framedBatchMessage(body: BodyBuilder, rows: number, dictionaryId?: number): EncodedMessage {
-  const parts: Uint8Array[] = [];
+  const parts: Part[] = [];
   const metaDataLength = frameMetadata(batchMessageFlatbuffer(body.nodes, body.regions, rows, body.length, dictionaryId), parts);
   for (const p of body.parts) parts.push(p);
   return { parts, metaDataLength, bodyLength: body.length };
@@ -390,7 +413,7 @@ export function fileHead(plans: readonly ColumnPlan[], schema: Schema): { parts:
     if (plan.kind !== 'dictionary') continue;
     const m = encodeDictionaryMessage(plan);
     blocks.push({ offset: length, metaDataLength: m.metaDataLength, bodyLength: m.bodyLength });
-    for (const p of m.parts) parts.push(p);
+    for (const p of plainParts(m.parts)) parts.push(p);
     length += m.metaDataLength + m.bodyLength;
   }
   return { parts, length, footer: new FooterEncoder(schemaMessage, blocks) };

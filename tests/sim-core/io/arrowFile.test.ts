@@ -186,6 +186,35 @@ describe('writeArrowFile / readArrowFile', () => {
     expect(a.equals(readFileSync(file('det-c.arrow')))).toBe(true);
   });
 
+  it('writes generated columns as the bytes of the whole arrays, in order, slice by slice', () => {
+    // 9M rows: three slices of at most 4M values; odd lengths leave padding after the column.
+    const rows = 9_000_003;
+    const a = new Int32Array(rows);
+    const b = new Float32Array(rows);
+    for (let i = 0; i < rows; i++) {
+      a[i] = Math.imul(i, 2654435761) | 0;
+      b[i] = i / 7;
+    }
+    const calls: number[] = [];
+    const gen = (src: Int32Array | Float32Array) => ({
+      length: rows,
+      fill(out: Int32Array | Float32Array, from: number) {
+        calls.push(from, out.length);
+        expect(out).toBeInstanceOf(src.constructor);
+        out.set(src.subarray(from, from + out.length));
+      },
+    });
+    const meta = { k: 'v' };
+    writeArrowFile(file('gen-arrays.arrow'), [{ name: 'a', type: 'i32', values: a }, { name: 'b', type: 'f32', values: b }, { name: 'c', type: 'u8', values: new Uint8Array(rows).fill(3) }], rows, meta);
+    writeArrowFile(file('gen.arrow'), [{ name: 'a', type: 'i32', values: gen(a) }, { name: 'b', type: 'f32', values: gen(b) }, { name: 'c', type: 'u8', values: new Uint8Array(rows).fill(3) }], rows, meta);
+    expect(readFileSync(file('gen.arrow')).equals(readFileSync(file('gen-arrays.arrow')))).toBe(true);
+    expect(calls).toEqual([0, 4194304, 4194304, 4194304, 8388608, 611395, 0, 4194304, 4194304, 4194304, 8388608, 611395]);
+    // A generated column must have the row count, and is for files only.
+    expect(() => writeArrowFile(file('gen-bad.arrow'), [{ name: 'g', type: 'i32', values: { length: 4, fill() {} } }], 5)).toThrow(/"g" has 4 values, expected 5/);
+    expect(() => recordBatchOf([{ name: 'g', type: 'i32', values: { length: 5, fill() {} } }], 5)).toThrow(/"g": generated values/);
+    expect(() => ArrowFileAppender.open(file('gen-app.arrow'), [{ name: 'g', type: 'i32', values: new Int32Array(0) }]).append([{ name: 'g', type: 'i32', values: { length: 2, fill() {} } }], 2)).toThrow(/only be written by writeArrowFile/);
+  });
+
   it('works on SharedArrayBuffer-backed columns and views at an offset, zero-copy in recordBatchOf', () => {
     const sab = new SharedArrayBuffer(64 * 4);
     const whole = new Float32Array(sab);
