@@ -456,9 +456,13 @@ export function maintainPhase(s: SocialState): Phase {
 /** Folds follow/unfollow deltas into a new CSR (its rows in order; the followers by counting sort). */
 async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const n = world.agents.length;
+  // The old graph goes a direction at a time (4 bytes per edge less at each allocation): its
+  // followers before the new rows are written, its rows before the new followers are built.
+  // Meanwhile world.graph holds one CSR in both places.
+  const m = world.graph.edges;
+  world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
+  await releaseArrays(world.exec);
   const following = newFollowing(world.graph.following, n, s);
-  // The old graph goes before the followers are built (8 bytes per edge less at the peak): until
-  // then world.graph holds the new rows in both places.
   world.graph = { nodes: n, edges: following.targets.length, directed: true, following, followers: following };
   await releaseArrays(world.exec);
   world.graph = await withFollowers(world.exec, n, following);
@@ -478,15 +482,17 @@ function newFollowing(G: Csr, n: number, s: SocialState): Csr {
   const adds: Array<[number, number]> = [];
   for (let i = 0; i < addA.length; i++) if (addA[i] !== -1) adds.push([addA[i], addB[i]]);
   adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  // Mark removed edges by their CSR position (few), instead of a set lookup per edge (many).
-  const drop = new Uint8Array(G.targets.length);
+  // The CSR positions of removed edges (few), in order, instead of a set lookup per edge (many).
   const RA = s.removed.keysA;
   const RB = s.removed.keysB;
+  const dropped: number[] = [];
   for (let i = 0; i < RA.length; i++) {
     const u = RA[i];
     if (u === -1) continue;
-    for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) drop[j] = 1;
+    for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) dropped.push(j);
   }
+  dropped.sort((x, y) => x - y);
+  dropped.push(Infinity);
   // The new following rows directly, and (rebuildGraph) the followers as their transpose: the
   // graph buildGraph would make of these edges in this order.
   const m = G.targets.length + s.added.size;
@@ -494,10 +500,14 @@ function newFollowing(G: Csr, n: number, s: SocialState): Csr {
   const targets = sharedArray('i32', m);
   let k = 0;
   let ai = 0;
+  let di = 0;
   for (let u = 0; u < n; u++) {
     offsets[u] = k;
     const hi = G.offsets[u + 1];
-    for (let j = G.offsets[u]; j < hi; j++) if (drop[j] === 0) targets[k++] = G.targets[j];
+    for (let j = G.offsets[u]; j < hi; j++) {
+      if (j === dropped[di]) di++;
+      else targets[k++] = G.targets[j];
+    }
     while (ai < adds.length && adds[ai][0] === u) {
       const v = adds[ai++][1];
       if (s.removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;

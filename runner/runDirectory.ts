@@ -228,6 +228,21 @@ export function snapshotName(step: number): string {
  * Writes the follow edges as source/target columns (each undirected edge once, u < v). For
  * directed graphs the target column is the CSR's own array (no copy).
  */
+/**
+ * The process's peak resident memory so far, worker threads included: the kernel's high-water
+ * mark (VmHWM in /proc/self/status) where there is one, which sees a peak inside a step that
+ * samples between steps miss; else ru_maxrss.
+ */
+export function peakResidentBytes(): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // no /proc: not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
+
 export function writeGraph(file: string, graph: Graph): void {
   const { offsets, targets } = graph.following;
   const m = graph.directed ? graph.edges : graph.edges / 2;

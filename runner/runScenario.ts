@@ -30,6 +30,7 @@ import {
   prepareRunDirectory,
   snapshotColumns,
   snapshotName,
+  peakResidentBytes,
   writeGraph,
   writeJsonAtomic,
   type Manifest,
@@ -263,7 +264,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     manifest.status = status;
     if (error) manifest.error = error;
     manifest.finished_at = new Date().toISOString();
-    manifest.peak_rss_bytes = Math.max(peakRss, process.memoryUsage().rss);
+    manifest.peak_rss_bytes = Math.max(peakRss, process.memoryUsage().rss, peakResidentBytes());
     if (prepared) writeJsonAtomic(manifestFile, manifest);
   };
 
