@@ -23,6 +23,7 @@ export interface EdgeList {
 /**
  * An edge list whose sources are the users' blocks of edges, follow-backs marked (the homophilous
  * generator's: 4 bytes per edge less; `sourceArray` in sim-core/csr.ts gives them as an array).
+ * buildGraph turns `dst` into the following CSR's targets in place.
  */
 export interface BlockEdgeList extends Omit<EdgeList, 'src'> {
   src: BlockSources;

@@ -28,11 +28,63 @@ export interface Graph {
  * Edge sources given by blocks instead of an array (graph/homophilous.ts: 4 bytes per edge less):
  * edge e's source is the row whose block [starts[row], starts[row + 1]) holds e, except where bit
  * e of `back` is set (bit e & 31 of back[e >> 5]): then it is edge e - 1's target (a follow-back,
- * placed right after the follow it answers).
+ * placed right after the follow it answers), which precedes the block's row (users follow earlier
+ * users; buildGraph checks it).
  */
 export interface BlockSources {
   starts: Float64Array;
   back: Int32Array;
+}
+
+/**
+ * The following CSR of edges with block sources, built in place of `dst` (which becomes its
+ * targets): row v is v's own edges in its block, in order, then the follow-backs whose source is v
+ * (in later blocks: a follow-back's source precedes its block's owner, which is checked), in edge
+ * order, as a sort would list them. Rows only move right (a prefix of rows holds at least as many
+ * follow-backs as sources as it holds in its blocks), so they are placed from the last one down,
+ * each compacted within its block and then shifted. No edge list beside the CSR: at 495M edges the
+ * peak of graph construction is 4 bytes per edge lower than a sort's.
+ */
+function rowsFromBlocks(nodes: number, blocks: BlockSources, dst: Int32Array): Csr {
+  const { starts, back } = blocks;
+  const m = dst.length;
+  const isBack = (e: number) => ((back[e >>> 5] >>> (e & 31)) & 1) === 1;
+  // Per row: follow-backs it is the source of (then where their targets go) and those in its block.
+  const backOf = new Float64Array(nodes + 1);
+  const inBlock = new Int32Array(nodes);
+  let u = 0;
+  for (let e = 0; e < m; e++) {
+    while (e >= starts[u + 1]) u++;
+    if (!isBack(e)) continue;
+    const v = dst[e - 1];
+    if (!(v >= 0 && v < u)) throw new Error(`block sources: the follow-back at edge ${e} has source ${v}, not before its block's owner ${u}`);
+    backOf[v + 1]++;
+    inBlock[u]++;
+  }
+  for (let v = 0; v < nodes; v++) backOf[v + 1] += backOf[v];
+  const backTargets = new Int32Array(backOf[nodes]);
+  const cursor = backOf.slice(0, nodes);
+  u = 0;
+  for (let e = 0; e < m; e++) {
+    while (e >= starts[u + 1]) u++;
+    if (isBack(e)) backTargets[cursor[dst[e - 1]]++] = u;
+  }
+  const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
+  let at = 0;
+  for (let v = 0; v < nodes; v++) {
+    offsets[v] = at;
+    at += starts[v + 1] - starts[v] - inBlock[v] + (backOf[v + 1] - backOf[v]);
+  }
+  offsets[nodes] = at;
+  for (let v = nodes - 1; v >= 0; v--) {
+    const lo = starts[v];
+    let k = lo;
+    for (let e = lo; e < starts[v + 1]; e++) if (!isBack(e)) dst[k++] = dst[e];
+    dst.copyWithin(offsets[v], lo, k);
+    const b0 = backOf[v];
+    dst.set(backTargets.subarray(b0, backOf[v + 1]), offsets[v] + (k - lo));
+  }
+  return { offsets, targets: dst };
 }
 
 /** The source of every edge as an array (tests, and callers that need one). */
@@ -147,10 +199,11 @@ async function checkIds(exec: Executor, nodes: number, src: Int32Array | undefin
 }
 
 /**
- * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes), checked; the
- * sources may be given as blocks, directed graphs only). Neighbour order within a row follows
- * edge-list order, so the result is the same for any thread count. Undirected graphs store each
- * edge in both directions once, shared by `following`/`followers`.
+ * Builds the graph from an edge list (src[k] -> dst[k], dense ids in [0, nodes), checked).
+ * Neighbour order within a row follows edge-list order, so the result is the same for any thread
+ * count. Undirected graphs store each edge in both directions once, shared by
+ * `following`/`followers`. The sources may be given as blocks (directed graphs only): then `dst`
+ * is consumed, becoming the following CSR's targets (rowsFromBlocks).
  */
 export async function buildGraph(
   exec: Executor,
@@ -164,11 +217,8 @@ export async function buildGraph(
     if (!directed) throw new Error('buildGraph: block sources are for directed graphs');
     // Block owners are rows by construction, and a follow-back's source is a checked target.
     await checkIds(exec, nodes, undefined, dst);
-    const low = lowScratch(m);
-    const blocks = { rowOffsets: src.starts, back: src.back };
-    const following = await sortEdges(exec, nodes, m, { ...blocks, values: dst }, low);
-    const followers = await sortEdges(exec, nodes, m, { ...blocks, keys: dst }, low);
-    return { nodes, edges: m, directed, following, followers };
+    const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst });
+    return { nodes, edges: m, directed, following: rowsFromBlocks(nodes, src, dst), followers };
   }
   await checkIds(exec, nodes, src, dst);
   if (directed) {

@@ -135,7 +135,8 @@ describe('buildGraph', () => {
     const back = sharedArray('i32', (m + 31) >>> 5);
     for (let v = 0; v < n; v++) {
       for (let e = starts[v]; e < starts[v + 1]; e++) {
-        dst[e] = next() % n;
+        // Earlier users only, as the generator follows them (a follow-back's source precedes its block).
+        dst[e] = next() % v;
         // A follow-back answers the edge before it in the block: its target follows the owner.
         if (e > starts[v] && !((back[(e - 1) >>> 5] >>> ((e - 1) & 31)) & 1) && (next() >>> 16) % 4 === 0) {
           back[e >>> 5] |= 1 << (e & 31);
@@ -148,9 +149,17 @@ describe('buildGraph', () => {
     let backs = 0;
     for (let e = 1; e < m; e++) if ((back[e >>> 5] >>> (e & 31)) & 1) expect(src[e]).toBe(dst[e - 1]), backs++;
     expect(backs).toBeGreaterThan(m / 10);
+    const copy = (x: Int32Array) => {
+      const c = sharedArray('i32', x.length);
+      c.set(x);
+      return c;
+    };
     for (const ex of [inline, pool]) {
       const a = await buildGraph(ex, n, src, dst, true);
-      const b = await buildGraph(ex, n, { starts, back }, dst, true);
+      // Block sources: the targets array becomes the following CSR's targets.
+      const d = copy(dst);
+      const b = await buildGraph(ex, n, { starts, back }, d, true);
+      expect(b.following.targets).toBe(d);
       for (const [x, y] of [[a.following, b.following], [a.followers, b.followers]] as const) {
         expect(eq(x.offsets, y.offsets)).toBe(true);
         expect(eq(x.targets, y.targets)).toBe(true);
@@ -159,6 +168,15 @@ describe('buildGraph', () => {
     const bad = sharedArray('i32', m).fill(1);
     bad[5] = n;
     await expect(buildGraph(pool, n, { starts, back }, bad, true)).rejects.toThrow(/edge 5: target 60000 is outside/);
+    // A follow-back whose source does not precede its block's owner is refused, the targets untouched.
+    const late = copy(dst);
+    const e = Array.from({ length: m }, (_, i) => i).find((i) => (back[i >>> 5] >>> (i & 31)) & 1)!;
+    let owner = 0;
+    while (starts[owner + 1] <= e) owner++;
+    late[e - 1] = owner;
+    const before = copy(late);
+    await expect(buildGraph(pool, n, { starts, back }, late, true)).rejects.toThrow(`the follow-back at edge ${e} has source ${owner}, not before its block's owner ${owner}`);
+    expect(eq(late, before)).toBe(true);
   });
 
   it('scatters in several passes when the scratch is small, with the same result', async () => {
