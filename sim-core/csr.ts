@@ -101,11 +101,11 @@ export function sourceArray(src: Int32Array | BlockSources, dst: Int32Array): In
 
 /**
  * The edges a CSR is built from (sim-core/csrKernels.ts): key -> value pairs; a CSR to transpose
- * (keys = its targets, values = the rows of rowOffsets); or edges with block sources as keys
- * (rowOffsets and back, values = the targets) or as values (keys = the targets).
+ * (keys = its targets, values = the rows of rowOffsets); or edges with block sources as values
+ * (rowOffsets and back; keys = the targets).
  */
 interface EdgeSource {
-  keys?: Int32Array;
+  keys: Int32Array;
   values?: Int32Array;
   keys2?: Int32Array;
   values2?: Int32Array;
@@ -140,8 +140,7 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
   const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
   const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
   const counts = sharedArray('f64', parts * buckets);
-  const { keys, keys2, rowOffsets, back, values } = edges;
-  await exec.run(CK.bucketCounts, { keys, keys2, rowOffsets, back, values, counts, parts, buckets, shift, m, nodes }, parts, { parts });
+  await exec.run(CK.bucketCounts, { keys: edges.keys, keys2: edges.keys2, counts, parts, buckets, shift, m }, parts, { parts });
   // Where each range's edges of each bucket start (the counts become those cursors in place).
   const starts = sharedArray('f64', buckets + 1);
   let acc = 0;

@@ -17,9 +17,8 @@
  * The edges are (keys, values), then (keys2, values2) when given, as one sequence; or, for a
  * transpose (csr.ts `withFollowers`), the entries of a CSR, whose keys are its targets and whose
  * values are their rows, found from `rowOffsets`. Edge sources given as blocks (csr.ts
- * `BlockSources`) use the same walk over `rowOffsets`, with `back` marking the edges whose source
- * is the previous edge's target instead: as values (keys = the targets) or as keys (no `keys`;
- * `values` = the targets).
+ * `BlockSources`, as values: keys = the targets) use the same walk over `rowOffsets`, with `back`
+ * marking the edges whose source is the previous edge's target instead.
  */
 import { kernel, kernelList } from './kernel.ts';
 
@@ -42,39 +41,19 @@ function partRange(a: { m: number; parts: number }, p: number): [number, number]
 const isBack = (back: Int32Array | undefined, e: number): boolean => back !== undefined && ((back[e >>> 5] >>> (e & 31)) & 1) === 1;
 
 /** Pass 1: counts[p * buckets + b] = the edges of range p whose key is in bucket b. */
-const bucketCounts = kernel(
-  {
-    reads: { keys: 'i32?', keys2: 'i32?', rowOffsets: 'offsets?', back: 'i32?', values: 'i32?' },
-    writes: { counts: 'f64' },
-    params: ['parts', 'buckets', 'shift', 'm', 'nodes'],
-  },
-  (a, start, end): void => {
-    const { counts: C, shift } = a;
-    for (let p = start; p < end; p++) {
-      const [lo, hi] = partRange(a, p);
-      const local = new Int32Array(a.buckets);
-      const K = a.keys;
-      if (K) {
-        const m1 = K.length;
-        for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) local[K[e] >>> shift]++;
-        const K2 = a.keys2;
-        if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) local[K2[e] >>> shift]++;
-      } else if (lo < hi) {
-        // Keys are the rows of rowOffsets' blocks (or, marked in back, the previous edge's value).
-        const O = a.rowOffsets!;
-        const V = a.values!;
-        const B = a.back;
-        let u = lastAtMost(O, lo, 0, a.nodes - 1);
-        let next = O[u + 1];
-        for (let e = lo; e < hi; e++) {
-          while (e >= next) next = O[++u + 1];
-          local[(isBack(B, e) ? V[e - 1] : u) >>> shift]++;
-        }
-      }
-      for (let b = 0; b < a.buckets; b++) C[p * a.buckets + b] = local[b];
-    }
-  },
-);
+const bucketCounts = kernel({ reads: { keys: 'i32', keys2: 'i32?' }, writes: { counts: 'f64' }, params: ['parts', 'buckets', 'shift', 'm'] }, (a, start, end): void => {
+  const { counts: C, shift } = a;
+  const K = a.keys;
+  const m1 = K.length;
+  for (let p = start; p < end; p++) {
+    const [lo, hi] = partRange(a, p);
+    const local = new Int32Array(a.buckets);
+    for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) local[K[e] >>> shift]++;
+    const K2 = a.keys2;
+    if (K2) for (let e = Math.max(lo, m1) - m1, e1 = hi - m1; e < e1; e++) local[K2[e] >>> shift]++;
+    for (let b = 0; b < a.buckets; b++) C[p * a.buckets + b] = local[b];
+  }
+});
 
 /**
  * Pass 2: cursor[p * buckets + b] starts where range p's edges of bucket b go (after the bucket's
@@ -82,7 +61,7 @@ const bucketCounts = kernel(
  */
 const bucketScatter = kernel(
   {
-    reads: { keys: 'i32?', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?', back: 'i32?' },
+    reads: { keys: 'i32', values: 'i32?', keys2: 'i32?', values2: 'i32?', rowOffsets: 'offsets?', back: 'i32?' },
     writes: { cursor: 'f64', targets: 'i32', low: 'u16' },
     params: ['parts', 'buckets', 'shift', 'm', 'nodes', 'b0', 'b1', 'lowBase'],
   },
@@ -98,38 +77,24 @@ const bucketScatter = kernel(
       const O = a.rowOffsets;
       const B = a.back;
       if (O) {
-        // The row of edge lo; then walk the rows with the edges.
+        // The row of edge lo; then walk the rows with the edges. Values are the rows (or, marked
+        // in back, the previous edge's key).
         let u = lastAtMost(O, lo, 0, a.nodes - 1);
         let next = O[u + 1];
-        if (K) {
-          // Values are the rows (or, marked in back, the previous edge's key).
-          for (let e = lo; e < hi; e++) {
-            while (e >= next) next = O[++u + 1];
-            const k = K[e];
-            const b = k >>> shift;
-            if (b < b0 || b >= b1) continue;
-            const at = cur[b]++;
-            T[at] = isBack(B, e) ? K[e - 1] : u;
-            L[at - lowBase] = k & mask;
-          }
-        } else {
-          // Keys are the rows (or, marked in back, the previous edge's value).
-          const V = a.values!;
-          for (let e = lo; e < hi; e++) {
-            while (e >= next) next = O[++u + 1];
-            const k = isBack(B, e) ? V[e - 1] : u;
-            const b = k >>> shift;
-            if (b < b0 || b >= b1) continue;
-            const at = cur[b]++;
-            T[at] = V[e];
-            L[at - lowBase] = k & mask;
-          }
+        for (let e = lo; e < hi; e++) {
+          while (e >= next) next = O[++u + 1];
+          const k = K[e];
+          const b = k >>> shift;
+          if (b < b0 || b >= b1) continue;
+          const at = cur[b]++;
+          T[at] = isBack(B, e) ? K[e - 1] : u;
+          L[at - lowBase] = k & mask;
         }
       } else {
         const V = a.values!;
-        const m1 = K!.length;
+        const m1 = K.length;
         for (let e = lo, e1 = Math.min(hi, m1); e < e1; e++) {
-          const k = K![e];
+          const k = K[e];
           const b = k >>> shift;
           if (b < b0 || b >= b1) continue;
           const at = cur[b]++;
