@@ -412,7 +412,18 @@ describe('dashboard on a live run (socsim run --serve)', () => {
       });
       // Generous: under a loaded suite on 2 cores the page took over 30 s to catch up once
       // (2026-11-26, a fresh clone's full `npm test`; 10 s when the file runs alone).
-      await page.waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 120_000 });
+      await page
+        .waitForFunction((n) => document.querySelector<HTMLElement>('[data-field="step"]')?.dataset.value === String(n) && document.querySelector('[data-field="status"]')?.textContent === 'completed', steps, { timeout: 120_000 })
+        .catch(async (e: Error) => {
+          // Where the page stood (this has failed now and then under a loaded suite; not reproduced alone).
+          const seen = await page.evaluate(() => ({
+            step: document.querySelector('[data-field="step"]')?.textContent,
+            status: document.querySelector('[data-field="status"]')?.textContent,
+            live: document.querySelector<HTMLElement>('#live')?.dataset.state,
+            probe: (window as unknown as { __socsim: unknown }).__socsim,
+          }));
+          throw new Error(`${e.message}; the page: ${JSON.stringify(seen)}; browser errors: ${JSON.stringify(browser.errors)}`);
+        });
       const renders = await page.evaluate(() => (window as unknown as { __socsim: { renders: number[] } }).__socsim.renders);
       const distinct = [...new Set(renders)];
       // The page saw the run in several intermediate states, in order, before the end.
