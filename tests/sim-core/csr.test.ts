@@ -16,6 +16,18 @@ function lcg(seed: number): () => number {
   return () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
 }
 
+/** m seeded random edges over n nodes; `fixed(k, end)` may pin edge k's source (end 0) or target (1). */
+function randomEdges(n: number, m: number, seed: number, fixed: (k: number, end: 0 | 1) => number | undefined = () => undefined) {
+  const src = sharedArray('i32', m);
+  const dst = sharedArray('i32', m);
+  const next = lcg(seed);
+  for (let k = 0; k < m; k++) {
+    src[k] = fixed(k, 0) ?? next() % n;
+    dst[k] = fixed(k, 1) ?? next() % n;
+  }
+  return { src, dst };
+}
+
 /** Byte equality of two typed arrays. */
 const eq = (p: ArrayBufferView, q: ArrayBufferView) =>
   Buffer.from(p.buffer, p.byteOffset, p.byteLength).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength));
@@ -65,13 +77,7 @@ describe('buildGraph', () => {
   it('gives identical arrays for 1 and 2 threads on a larger random graph', async () => {
     const n = 100_000;
     const m = 1_000_000;
-    const src = sharedArray('i32', m);
-    const dst = sharedArray('i32', m);
-    const next = lcg(12345);
-    for (let k = 0; k < m; k++) {
-      src[k] = next() % n;
-      dst[k] = next() % n;
-    }
+    const { src, dst } = randomEdges(n, m, 12345);
     const a = await buildGraph(inline, n, src, dst, true);
     const b = await buildGraph(pool, n, src, dst, true);
     expect(eq(a.following.offsets, b.following.offsets)).toBe(true);
@@ -182,14 +188,8 @@ describe('buildGraph', () => {
   it('scatters in several passes when the scratch is small, with the same result', async () => {
     const n = 30_000;
     const m = 400_000;
-    const src = sharedArray('i32', m);
-    const dst = sharedArray('i32', m);
-    const next = lcg(99);
-    for (let k = 0; k < m; k++) {
-      // A hub (row 7 and target 7) whose bucket alone outgrows the smallest scratch below.
-      src[k] = k % 10 === 0 ? 7 : next() % n;
-      dst[k] = k % 10 === 1 ? 7 : next() % n;
-    }
+    // A hub (row 7 and target 7) whose bucket alone outgrows the smallest scratch below.
+    const { src, dst } = randomEdges(n, m, 99, (k, end) => (k % 10 === end ? 7 : undefined));
     const build = async (): Promise<Graph[]> => [
       await buildGraph(pool, n, src, dst, true),
       await buildGraph(pool, n, src, dst, false),
