@@ -70,3 +70,43 @@ describe('post ids (Int32)', () => {
     expect(Array.from(s.latest)).toContain(MAX_POST_ID);
   });
 });
+
+describe('the window of rows', () => {
+  it('rows read as a plain list through retires, moves back to the start of the buffers and growth', () => {
+    const D = 4;
+    const t = new PostTable(D, 64);
+    const seen = { moves: 0, grows: 0 };
+    let retired = 0;
+    let most = 0;
+    let cap = t.capacity;
+    const sunk: number[] = [];
+    // Bursts of posts of varying size, then the oldest rows retired: the window grows, then holds.
+    for (let round = 0; round < 200; round++) {
+      const add = round < 40 ? 7 + (round % 5) : 3 + (round % 9);
+      for (let i = 0; i < add; i++) {
+        const id = t.nextId;
+        const head = t.head;
+        t.add({ ...original(id % 1000), stance: id / 8, cluster: id % 7, likes: 0 } as never, [id, -id, id + 0.5, 1], 0);
+        if (t.capacity !== cap) seen.grows++;
+        else if (t.head < head) seen.moves++;
+        cap = t.capacity;
+        t.cols.likes[t.count - 1] = 3 * id;
+        most = Math.max(most, t.count);
+      }
+      const drop = round < 40 ? 2 : Math.max(0, t.count - 60);
+      t.retire(drop, (cols, rows) => sunk.push(...Array.from(cols[0].values as Int32Array).slice(0, rows)));
+      retired += drop;
+      for (let r = 0; r < t.count; r++) {
+        const id = t.base + r;
+        if (t.cols.author[r] !== id % 1000 || t.cols.likes[r] !== 3 * id || t.cols.cluster[r] !== id % 7 || t.cols.stance[r] !== Math.fround(id / 8)) throw new Error(`round ${round}: row ${r} (id ${id}) holds another post`);
+        if (t.topic[r * D] !== id || t.topic[r * D + 1] !== -id || t.topic[r * D + 3] !== 1) throw new Error(`round ${round}: topic of row ${r} (id ${id})`);
+      }
+    }
+    expect(t.base).toBe(retired);
+    expect(sunk).toEqual(Array.from({ length: retired }, (_, i) => i));
+    // Both ways of making room happened; the buffers grow only while the window does (a fifth free).
+    expect(seen.moves).toBeGreaterThan(3);
+    expect(seen.grows).toBeGreaterThan(0);
+    expect(t.capacity).toBeLessThan(2.5 * most);
+  });
+});

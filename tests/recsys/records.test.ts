@@ -1,0 +1,49 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createExecutor } from '../../sim-core/exec.ts';
+import { KIND, PostTable } from '../../platform/posts.ts';
+import { PostRecords, baseScore, quantise } from '../../recsys/records.ts';
+import { RANKER } from '../../recsys/rankers.ts';
+
+const exec = createExecutor(1);
+afterAll(() => exec.close());
+
+describe('post records', () => {
+  it('follow the post table through retires, moves back to the start of the buffer and growth', async () => {
+    const D = 16;
+    const posts = new PostTable(D, 64);
+    const records = new PostRecords(D);
+    const followers = new Int32Array(100).map((_, i) => i * 3);
+    const S = records.stride;
+    const buffers = new Set<ArrayBufferLike>();
+    let starts = 0;
+    for (let step = 0; step < 200; step++) {
+      const add = 50 + (step % 11);
+      for (let i = 0; i < add; i++) {
+        const id = posts.nextId;
+        const topic = Array.from({ length: D }, (_, d) => Math.sin(id * 0.37 + d));
+        posts.add({ author: id % 100, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: id % 100, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: id - 3 }, topic);
+        posts.cols.likes[posts.count - 1] = id % 13;
+      }
+      // From step 20 on, every other step, the oldest rows leave (a window of 150 rows then).
+      if (step >= 20 && step % 2 === 1) posts.retire(Math.max(0, posts.count - 150), () => {});
+      const o = { ranker: RANKER.xInterest, step, stepSeconds: 3600, tauHours: 6, recency: 0, followers };
+      await records.update(exec, posts, o);
+      buffers.add(records.rec.buffer);
+      if (records.rec.byteOffset === 0) starts++;
+      for (let r = 0; r < posts.count; r++) {
+        const at = r * S;
+        const ok =
+          records.rec[at + 1] === posts.cols.step[r] &&
+          records.rec[at + 2] === posts.cols.author[r] &&
+          records.rec[at + 3] === posts.cols.prev_by_author[r] &&
+          records.recF[at] === Math.fround(baseScore(posts, r, { ...o, recencyMemo: { step: NaN, value: 0 } })) &&
+          Array.from({ length: D }, (_, d) => records.recQ[(at + 4) * 4 + d]).every((q, d) => q === quantise(posts.topic[r * D + d]));
+        if (!ok) throw new Error(`step ${step}: the record of row ${r} (post ${posts.base + r}) is not that post's`);
+      }
+    }
+    expect(posts.base).toBeGreaterThan(10000);
+    // The views moved back to the start of a buffer several times, and the buffer grew.
+    expect(buffers.size).toBeGreaterThan(1);
+    expect(starts).toBeGreaterThan(buffers.size + 2);
+  });
+});
