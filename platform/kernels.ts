@@ -409,6 +409,22 @@ const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: { rowD
 });
 
 /**
+ * Impressions: each item of an active row's feed adds one to its post's count. Two threads' rows
+ * can show the same post, so the adds are atomic; the counts do not depend on their order.
+ * `count`: rows in the post table.
+ */
+const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, params: [...FEED_PARAMS, 'count'] }, (a, start, end): void => {
+  const { feed, feedLen, impressions: out, feedSize: F, base, count } = a;
+  for (let k = start; k < end; k++) {
+    const len = feedLen[k];
+    for (let i = 0; i < len; i++) {
+      const r = feed[k * F + i] - base;
+      if (r >= 0 && r < count) Atomics.add(out, r, 1);
+    }
+  }
+});
+
+/**
  * Index of the prototype (topics x dim, row-major) with the largest dot product with
  * v[off .. off + dim); ties keep the lower index. The dot products are summed in float32, in
  * order, as the GPU's postContent computes them (platform/gpuKernels.ts).
@@ -417,7 +433,43 @@ export function nearestPrototype(prototypes: Float32Array, topics: number, dim: 
   const f = Math.fround;
   let best = 0;
   let bestDot = -Infinity;
-  for (let t = 0; t < topics; t++) {
+  // Four topics at a time: each dot product is still summed in dimension order, but the four
+  // chains of dependent additions overlap. Then the four compared in topic order.
+  let t = 0;
+  for (; t + 4 <= topics; t += 4) {
+    const p0 = t * dim;
+    const p1 = p0 + dim;
+    const p2 = p1 + dim;
+    const p3 = p2 + dim;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let d = 0; d < dim; d++) {
+      const x = v[off + d];
+      s0 = f(s0 + f(x * prototypes[p0 + d]));
+      s1 = f(s1 + f(x * prototypes[p1 + d]));
+      s2 = f(s2 + f(x * prototypes[p2 + d]));
+      s3 = f(s3 + f(x * prototypes[p3 + d]));
+    }
+    if (s0 > bestDot) {
+      bestDot = s0;
+      best = t;
+    }
+    if (s1 > bestDot) {
+      bestDot = s1;
+      best = t + 1;
+    }
+    if (s2 > bestDot) {
+      bestDot = s2;
+      best = t + 2;
+    }
+    if (s3 > bestDot) {
+      bestDot = s3;
+      best = t + 3;
+    }
+  }
+  for (; t < topics; t++) {
     let dot = 0;
     for (let d = 0; d < dim; d++) dot = f(dot + f(v[off + d] * prototypes[t * dim + d]));
     if (dot > bestDot) {
@@ -477,4 +529,4 @@ const postContent = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, postContent });
+export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, postContent });

@@ -3,7 +3,8 @@
  * act -> apply -> update -> maintain. Heavy per-user work runs in kernels; `apply` walks the event
  * buffer in user order in the main thread, so post ids and event order never depend on threads
  * (the content of new original posts, which depends only on the user, is computed before it in
- * parallel, by the postContent kernel).
+ * parallel, by the postContent kernel, and so are the impression counts, by the impressions
+ * kernel: sums, whatever their order).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { withFollowers, type Csr } from '../sim-core/csr.ts';
@@ -191,9 +192,12 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         n,
         { chunkRows: USER_CHUNK },
       );
+      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, count: P.count }, n, { chunkRows: USER_CHUNK });
       // What follows reads in plain JavaScript the new posts' content and the opinions (quotes'
       // and comments' stance): device copies come back first.
       await world.exec.sync?.();
+      // Injected stories count the users they reach (only posts with a tag; none without injections).
+      const tagged = P.tags.length > 1;
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -225,11 +229,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       for (let k = 0; k < n; k++) {
         const u = s.active[k];
         log(u, A.refresh, -1);
-        for (let i = 0; i < s.feedLen[k]; i++) {
+        for (let i = 0; tagged && i < s.feedLen[k]; i++) {
           const r = P.rowOf(s.feed[k * F + i]);
-          if (r < 0) continue;
-          P.cols.impressions[r]++;
-          if (P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
+          if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
         }
         const ne = s.evCount[k];
         if (ne === 0) log(u, A.nothing, -1);

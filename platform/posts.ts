@@ -213,7 +213,13 @@ export class PostTable {
     c.treat_vote[r] = 0;
     c.tag[r] = p.tag ?? 0;
     c.prev_by_author[r] = p.prevByAuthor;
-    for (const k of ['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions'] as const) c[k][r] = 0;
+    c.likes[r] = 0;
+    c.dislikes[r] = 0;
+    c.reposts[r] = 0;
+    c.quotes[r] = 0;
+    c.comments[r] = 0;
+    c.reports[r] = 0;
+    c.impressions[r] = 0;
     const D = this.dim;
     for (let d = 0; d < D; d++) this.topic[r * D + d] = topic[topicOffset + d];
     return id;
