@@ -213,6 +213,7 @@ const act = kernel(ACT, (a, start, end): number[] => {
   const postExponent = f(a.postExponent);
   const followedShare = f(1.2);
   // The feed items' post fields, gathered per user before the draws (see below).
+  const gRow = new Int32Array(F);
   const gAuthor = new Int32Array(F);
   const gStance = new Float32Array(F);
   const gDot = new Float32Array(F);
@@ -241,16 +242,47 @@ const act = kernel(ACT, (a, start, end): number[] => {
     // in a loop of their own (no draws between them), the processor overlaps the misses.
     for (let s = 0; s < len; s++) {
       const r = a.feed[k * F + s] - a.base;
+      gRow[s] = r;
       gAuthor[s] = a.author[r];
       gStance[s] = a.stance[r];
-      let dot = 0;
-      for (let d = 0; d < D; d++) dot = f(dot + f(a.interest[u * D + d] * a.topic[r * D + d]));
-      gDot[s] = dot;
       gProof[s] = a.likes[r] + 2 * a.reposts[r];
       gScore[s] = a.likes[r] - a.dislikes[r] + a.treatVote[r];
       gFlags[s] = a.flags[r];
       gNovelty[s] = a.novelty[r];
       gSteps[s] = a.step - a.postStep[r];
+    }
+    // Topic match: each item's dot product summed in dimension order, four items at a time so
+    // that their chains of dependent float32 additions (and their topic reads) overlap.
+    const I = a.interest;
+    const T = a.topic;
+    const ui = u * D;
+    let s4 = 0;
+    for (; s4 + 4 <= len; s4 += 4) {
+      const t0 = gRow[s4] * D;
+      const t1 = gRow[s4 + 1] * D;
+      const t2 = gRow[s4 + 2] * D;
+      const t3 = gRow[s4 + 3] * D;
+      let d0 = 0;
+      let d1 = 0;
+      let d2 = 0;
+      let d3 = 0;
+      for (let d = 0; d < D; d++) {
+        const xi = I[ui + d];
+        d0 = f(d0 + f(xi * T[t0 + d]));
+        d1 = f(d1 + f(xi * T[t1 + d]));
+        d2 = f(d2 + f(xi * T[t2 + d]));
+        d3 = f(d3 + f(xi * T[t3 + d]));
+      }
+      gDot[s4] = d0;
+      gDot[s4 + 1] = d1;
+      gDot[s4 + 2] = d2;
+      gDot[s4 + 3] = d3;
+    }
+    for (; s4 < len; s4++) {
+      const t0 = gRow[s4] * D;
+      let dot = 0;
+      for (let d = 0; d < D; d++) dot = f(dot + f(I[ui + d] * T[t0 + d]));
+      gDot[s4] = dot;
     }
     for (let s = 0; s < len; s++) {
       const id = a.feed[k * F + s];

@@ -64,24 +64,42 @@ let followed = new Uint8Array(0);
 let candidateAuthors = new Uint8Array(0);
 
 /**
+ * A user's interest (int8, as `interestQ` holds it) widened to int32 and zero-padded to the
+ * records' whole words of topic (stride - 4 words of four int8), for `scoreOf`.
+ */
+export function userTopic(a: Pick<FeedArgs, 'interestQ' | 'dim' | 'stride'>, u: number, out = new Int32Array(4 * (a.stride - 4))): Int32Array {
+  const D = a.dim;
+  for (let d = 0; d < out.length; d++) out[d] = d < D ? a.interestQ[u * D + d] : 0;
+  return out;
+}
+
+/** Whether typed arrays are little-endian (byte 0 of a word is its low byte), as everywhere Node runs but a few. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/**
  * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
  * score from its record (records.ts) for chronological and reddit-hot, times the int8 interest-topic
  * dot product for x-interest; a keyed hash of (user, post) times the rank multiplier for random.
- * Float32 values, each computed as the GPU computes it.
+ * Float32 values, each computed as the GPU computes it. `uq`: userTopic(a, u), which the feed
+ * kernel makes once per user.
  */
-export function scoreOf(a: FeedArgs, u: number, r: number): number {
+export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = userTopic(a, u)): number {
   const at = r * a.stride;
   // For random, the record holds the post's rank multiplier (records.ts).
   if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r, a.recF[at]);
   if (a.ranker !== RANKER.xInterest) return a.recF[at];
-  const D = a.dim;
-  const I = a.interestQ;
-  const Q = a.recQ;
-  const pu = u * D;
-  const pq = (at + 4) * 4;
-  // Integer products and sums: exact in any order.
+  // Integer products and sums: exact in any order. The topic is read a word (four int8) at a time.
   let dot = 0;
-  for (let d = 0; d < D; d++) dot += I[pu + d] * Q[pq + d];
+  if (LITTLE_ENDIAN) {
+    const R = a.rec;
+    for (let w = at + 4, b = 0; b < uq.length; w++, b += 4) {
+      const x = R[w];
+      dot += ((x << 24) >> 24) * uq[b] + ((x << 16) >> 24) * uq[b + 1] + ((x << 8) >> 24) * uq[b + 2] + (x >> 24) * uq[b + 3];
+    }
+  } else {
+    const Q = a.recQ;
+    for (let d = 0, q = (at + 4) * 4; d < uq.length; d++) dot += Q[q + d] * uq[d];
+  }
   return xInterestScore(a.recF[at], dot);
 }
 
@@ -155,6 +173,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   const P = a.perAuthor;
   // chain[i * P + c]: the c-th newest post in the window of the i-th scanned followee, else -1.
   let chain = new Int32Array(Math.max(1, a.maxScan) * P);
+  // The current user's interest, widened for scoreOf.
+  const uq = new Int32Array(4 * (a.stride - 4));
   let shown = 0;
   // Per-user state of the out-of-network pass (one closure per chunk, not per user).
   let want = 0;
@@ -169,7 +189,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const au = a.rec[at + 2];
     if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
     if (a.ranker === RANKER.xInterest && nOut === want && xInterestBar(a, r) < outScores[nOut - 1]) return;
-    const sc = scoreOf(a, cu, r);
+    const sc = scoreOf(a, cu, r, uq);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
     nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
@@ -179,6 +199,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const deg = a.offsets[u + 1] - lo;
     const seenBase = u * a.seenSize;
     const mutes = (a.muters[u >> 3] & (1 << (u & 7))) !== 0;
+    if (a.ranker === RANKER.xInterest) userTopic(a, u, uq);
     let nIn = 0;
     // In-network: scan at most maxScan followees (0: all), starting at a per-user rotation.
     const scan = a.maxScan === 0 || deg < a.maxScan ? deg : a.maxScan;
@@ -208,7 +229,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           const r = id - a.base;
           // Skip the x-interest dot product when even a cosine of 1 could not enter the list.
           if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || xInterestBar(a, r) >= inScores[nIn - 1]) {
-            const sc = scoreOf(a, u, r);
+            const sc = scoreOf(a, u, r, uq);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
         }
