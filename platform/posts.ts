@@ -116,9 +116,9 @@ export class PostTable {
   }
 
   private static alloc(capacity: number) {
-    const cols = {} as { [K in PostColumn]: TypedArray };
-    for (const [name, type] of Object.entries(SCALAR_COLUMNS)) cols[name as PostColumn] = sharedArray(type, capacity);
-    return cols;
+    // Built in one go: an object given its 24 properties one assignment at a time is kept by V8 as
+    // a hash table (past ~16 properties), and every `cols.likes` in apply was a lookup in it.
+    return Object.fromEntries(Object.entries(SCALAR_COLUMNS).map(([name, type]) => [name, sharedArray(type, capacity)])) as { [K in PostColumn]: TypedArray };
   }
 
   /** Next id to be assigned. */

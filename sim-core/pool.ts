@@ -22,7 +22,7 @@
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { checkArgs, type AnyKernel } from './kernel.ts';
-import { chunkRanges, kernelRanges, sumPartials, type Executor, type RunOptions } from './exec.ts';
+import { chunkRanges, kernelArgs, kernelRanges, sumPartials, type Executor, type RunOptions } from './exec.ts';
 import { releaseMemory, type TypedArray } from './table.ts';
 
 /**
@@ -325,8 +325,9 @@ export class PoolExecutor implements Executor {
     let own: unknown;
     try {
       const count = ranges.length;
+      const local = kernelArgs(args);
       for (let c = Atomics.add(this.claimView, slot, 1); c < count; c = Atomics.add(this.claimView, slot, 1)) {
-        results[c] = kernel.fn(args, ranges[c][0], ranges[c][1]) ?? [];
+        results[c] = kernel.fn(local, ranges[c][0], ranges[c][1]) ?? [];
       }
     } catch (err) {
       own = err;

@@ -81,10 +81,9 @@ export function sharedArray<T extends ColumnType>(type: T, length: number): Inst
 
 /** Creates a table of `length` rows with one shared column per schema entry. */
 export function createTable<S extends Schema>(schema: S, length: number): Table<S> {
-  const columns = {} as { [K in keyof S]: TypedArray };
-  for (const [name, spec] of Object.entries(schema)) {
-    (columns as Record<string, TypedArray>)[name] = sharedArray(spec.type, length * (spec.width ?? 1));
-  }
+  // Built in one go (Object.fromEntries): V8 keeps an object given many properties one assignment
+  // at a time as a hash table, which slows every column lookup.
+  const columns = Object.fromEntries(Object.entries(schema).map(([name, spec]) => [name, sharedArray(spec.type, length * (spec.width ?? 1))])) as { [K in keyof S]: TypedArray };
   return { length, schema, columns };
 }
 

@@ -5,7 +5,8 @@ import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { kernels as K } from '../../sim-core/kernels.ts';
 import { releaseMemory } from '../../sim-core/table.ts';
-import { kernels as faulty } from './fixtures/faultyKernels.ts';
+import { kernels as faulty, seenArgs } from './fixtures/faultyKernels.ts';
+import { setFlagsFromString } from 'node:v8';
 
 const slow = faulty;
 
@@ -180,5 +181,29 @@ describe('executor', () => {
     for (let i = 0; i < n; i++) mask[i] = i % 3 === 0 || i === n - 1 ? 1 : 0;
     const want = Array.from({ length: n }, (_, i) => i).filter((i) => mask[i]);
     for (const ex of [inline, pool]) expect(Array.from(await compact(ex, mask, n))).toEqual(want);
+  });
+});
+
+describe('kernel arguments', () => {
+  it('reach the calling thread\'s chunks as one shape per key list, whatever object the caller built', async () => {
+    // A kernel reads its arguments in its inner loops: argument objects of varying hidden classes
+    // made its optimised code generic (the feed kernel 2.5x slower). %HaveSameMap tells.
+    setFlagsFromString('--allow-natives-syntax');
+    const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+    const x = sharedArray('f32', 8);
+    const literal = { ...{ x }, p: 1, q: 2.5 };
+    // Property by property with computed keys (V8 makes such objects hash tables past ~16 keys).
+    const built: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) built[`k${i}`] = i;
+    for (const k of Object.keys(built)) delete built[k];
+    Object.assign(built, { x, p: 3, q: 0.25 });
+    expect(sameMap(literal, built)).toBe(false);
+    for (const exec of [inline, pool]) {
+      seenArgs.length = 0;
+      await exec.run(faulty.keepArgs, literal, 8, { chunkRows: 8 });
+      await exec.run(faulty.keepArgs, built as typeof literal, 8, { chunkRows: 8 });
+      expect(seenArgs.length).toBe(2);
+      expect(sameMap(seenArgs[0], seenArgs[1])).toBe(true);
+    }
   });
 });
