@@ -31,8 +31,6 @@ export class PostRecords {
   /** Id of row 0 and rows holding their static fields. */
   private base = 0;
   private built = 0;
-  /** Record of row 0 within the buffer (the views start there). */
-  private head = 0;
 
   constructor(readonly dim: number) {
     this.stride = 4 + Math.ceil(dim / 4);
@@ -41,34 +39,14 @@ export class PostRecords {
     this.recQ = new Int8Array(this.rec.buffer);
   }
 
-  /** Points the three views at record `head` of `buffer`. */
-  private view(buffer: ArrayBufferLike, head: number): void {
-    this.head = head;
-    const at = head * this.stride;
-    this.rec = new Int32Array(buffer, at * 4);
-    this.recF = new Float32Array(buffer, at * 4);
-    this.recQ = new Int8Array(buffer, at * 4);
-  }
-
-  /**
-   * Room for `rows` records from row 0: the built records move back to the start of the buffer
-   * when the end is reached (once per (capacity - rows) rows retired, not at every shift), or into
-   * a buffer of twice the size when less than a fifth of it would be left free.
-   */
-  private reserve(rows: number): void {
-    const S = this.stride;
-    const capacity = this.rec.buffer.byteLength / 4 / S;
-    if (this.head + rows <= capacity) return;
-    let cap = Math.max(1024, capacity);
-    while (rows + (rows >> 2) > cap) cap *= 2;
-    if (cap === capacity) {
-      new Int32Array(this.rec.buffer).copyWithin(0, this.head * S, (this.head + this.built) * S);
-      this.view(this.rec.buffer, 0);
-      return;
-    }
-    const rec = sharedArray('i32', cap * S);
-    rec.set(this.rec.subarray(0, this.built * S));
-    this.view(rec.buffer, 0);
+  private grow(rows: number): void {
+    let cap = Math.max(1024, this.rec.length / this.stride);
+    while (cap < rows) cap *= 2;
+    const rec = sharedArray('i32', cap * this.stride);
+    rec.set(this.rec.subarray(0, this.built * this.stride));
+    this.rec = rec;
+    this.recF = new Float32Array(rec.buffer);
+    this.recQ = new Int8Array(rec.buffer);
   }
 
   /**
@@ -81,13 +59,11 @@ export class PostRecords {
     const D = this.dim;
     const shift = posts.base - this.base;
     if (shift > 0) {
-      // Row 0 moves on to the first record kept (the views start later in the same buffer).
-      const kept = Math.min(shift, this.built);
-      this.built -= kept;
-      this.view(this.rec.buffer, this.head + kept);
+      this.rec.copyWithin(0, Math.min(shift, this.built) * S, this.built * S);
+      this.built = Math.max(0, this.built - shift);
       this.base = posts.base;
     }
-    this.reserve(posts.count);
+    if (this.rec.length < posts.count * S) this.grow(posts.count);
     const c = posts.cols;
     for (let r = this.built; r < posts.count; r++) {
       const at = r * S;

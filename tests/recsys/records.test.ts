@@ -8,14 +8,13 @@ const exec = createExecutor(1);
 afterAll(() => exec.close());
 
 describe('post records', () => {
-  it('follow the post table through retires, moves back to the start of the buffer and growth', async () => {
+  it('follow the post table through retires and growth', async () => {
     const D = 16;
     const posts = new PostTable(D, 64);
     const records = new PostRecords(D);
     const followers = new Int32Array(100).map((_, i) => i * 3);
     const S = records.stride;
     const buffers = new Set<ArrayBufferLike>();
-    let starts = 0;
     for (let step = 0; step < 200; step++) {
       const add = 50 + (step % 11);
       for (let i = 0; i < add; i++) {
@@ -29,7 +28,6 @@ describe('post records', () => {
       const o = { ranker: RANKER.xInterest, step, stepSeconds: 3600, tauHours: 6, recency: 0, followers };
       await records.update(exec, posts, o);
       buffers.add(records.rec.buffer);
-      if (records.rec.byteOffset === 0) starts++;
       for (let r = 0; r < posts.count; r++) {
         const at = r * S;
         const ok =
@@ -42,8 +40,7 @@ describe('post records', () => {
       }
     }
     expect(posts.base).toBeGreaterThan(10000);
-    // The views moved back to the start of a buffer several times, and the buffer grew.
+    // The records' buffer grew.
     expect(buffers.size).toBeGreaterThan(1);
-    expect(starts).toBeGreaterThan(buffers.size + 2);
   });
 });
