@@ -257,33 +257,8 @@ const act = kernel(ACT, (a, start, end): number[] => {
     const T = a.topic;
     const ui = u * D;
     let s4 = 0;
-    for (; s4 + 4 <= len; s4 += 4) {
-      const t0 = gRow[s4] * D;
-      const t1 = gRow[s4 + 1] * D;
-      const t2 = gRow[s4 + 2] * D;
-      const t3 = gRow[s4 + 3] * D;
-      let d0 = 0;
-      let d1 = 0;
-      let d2 = 0;
-      let d3 = 0;
-      for (let d = 0; d < D; d++) {
-        const xi = I[ui + d];
-        d0 = f(d0 + f(xi * T[t0 + d]));
-        d1 = f(d1 + f(xi * T[t1 + d]));
-        d2 = f(d2 + f(xi * T[t2 + d]));
-        d3 = f(d3 + f(xi * T[t3 + d]));
-      }
-      gDot[s4] = d0;
-      gDot[s4 + 1] = d1;
-      gDot[s4 + 2] = d2;
-      gDot[s4 + 3] = d3;
-    }
-    for (; s4 < len; s4++) {
-      const t0 = gRow[s4] * D;
-      let dot = 0;
-      for (let d = 0; d < D; d++) dot = f(dot + f(I[ui + d] * T[t0 + d]));
-      gDot[s4] = dot;
-    }
+    for (; s4 + 4 <= len; s4 += 4) dots4f32(I, ui, T, gRow[s4] * D, gRow[s4 + 1] * D, gRow[s4 + 2] * D, gRow[s4 + 3] * D, D, gDot, s4);
+    for (; s4 < len; s4++) gDot[s4] = dotf32(I, ui, T, gRow[s4] * D, D);
     for (let s = 0; s < len; s++) {
       const id = a.feed[k * F + s];
       const au = gAuthor[s];
@@ -462,54 +437,65 @@ const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, 
  * order, as the GPU's postContent computes them (platform/gpuKernels.ts).
  */
 export function nearestPrototype(prototypes: Float32Array, topics: number, dim: number, v: ArrayLike<number>, off: number): number {
-  const f = Math.fround;
   let best = 0;
   let bestDot = -Infinity;
-  // Four topics at a time: each dot product is still summed in dimension order, but the four
-  // chains of dependent additions overlap. Then the four compared in topic order.
+  // Four topics at a time (dots4f32), then the four compared in topic order.
   let t = 0;
   for (; t + 4 <= topics; t += 4) {
-    const p0 = t * dim;
-    const p1 = p0 + dim;
-    const p2 = p1 + dim;
-    const p3 = p2 + dim;
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    for (let d = 0; d < dim; d++) {
-      const x = v[off + d];
-      s0 = f(s0 + f(x * prototypes[p0 + d]));
-      s1 = f(s1 + f(x * prototypes[p1 + d]));
-      s2 = f(s2 + f(x * prototypes[p2 + d]));
-      s3 = f(s3 + f(x * prototypes[p3 + d]));
-    }
-    if (s0 > bestDot) {
-      bestDot = s0;
-      best = t;
-    }
-    if (s1 > bestDot) {
-      bestDot = s1;
-      best = t + 1;
-    }
-    if (s2 > bestDot) {
-      bestDot = s2;
-      best = t + 2;
-    }
-    if (s3 > bestDot) {
-      bestDot = s3;
-      best = t + 3;
+    const p = t * dim;
+    dots4f32(v, off, prototypes, p, p + dim, p + 2 * dim, p + 3 * dim, dim, four, 0);
+    for (let j = 0; j < 4; j++) {
+      if (four[j] > bestDot) {
+        bestDot = four[j];
+        best = t + j;
+      }
     }
   }
   for (; t < topics; t++) {
-    let dot = 0;
-    for (let d = 0; d < dim; d++) dot = f(dot + f(v[off + d] * prototypes[t * dim + d]));
+    const dot = dotf32(v, off, prototypes, t * dim, dim);
     if (dot > bestDot) {
       bestDot = dot;
       best = t;
     }
   }
   return best;
+}
+
+const four = new Float32Array(4);
+
+/**
+ * x[xo .. xo + dim) . m[mo .. mo + dim) in float32: summed in dimension order, every product and
+ * sum rounded to float32, as the GPU's software f32 computes it.
+ */
+function dotf32(x: ArrayLike<number>, xo: number, m: ArrayLike<number>, mo: number, dim: number): number {
+  const f = Math.fround;
+  let dot = 0;
+  for (let d = 0; d < dim; d++) dot = f(dot + f(x[xo + d] * m[mo + d]));
+  return dot;
+}
+
+/**
+ * dotf32 of x[xo ..) with four rows of m (from o0, o1, o2, o3) into out[at .. at + 4): each sum is
+ * still taken in dimension order, but the four chains of dependent roundings (and the rows' reads)
+ * overlap, where one at a time waits on every addition.
+ */
+function dots4f32(x: ArrayLike<number>, xo: number, m: ArrayLike<number>, o0: number, o1: number, o2: number, o3: number, dim: number, out: Float32Array, at: number): void {
+  const f = Math.fround;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let d = 0; d < dim; d++) {
+    const xd = x[xo + d];
+    s0 = f(s0 + f(xd * m[o0 + d]));
+    s1 = f(s1 + f(xd * m[o1 + d]));
+    s2 = f(s2 + f(xd * m[o2 + d]));
+    s3 = f(s3 + f(xd * m[o3 + d]));
+  }
+  out[at] = s0;
+  out[at + 1] = s1;
+  out[at + 2] = s2;
+  out[at + 3] = s3;
 }
 
 /** Standard deviations of the noise on a new post's topic components and on its stance. */
