@@ -93,10 +93,10 @@ function postMatcher(s: SocialState, world: World, sel: PostSelector, key: numbe
     (sel.fraction === undefined || hash(key, s.posts.base + r) / 4294967296 < sel.fraction);
 }
 
-/** Every post row in memory matching `match` gets `f`; returns how many. */
+/** Every live post row (in the window) matching `match` gets `f`; returns how many. */
 function eachPost(s: SocialState, match: (r: number) => boolean, f: (r: number) => void): number {
   let n = 0;
-  for (let r = 0; r < s.posts.count; r++) {
+  for (let r = s.posts.first; r < s.posts.count; r++) {
     if (match(r)) {
       f(r);
       n++;

@@ -69,8 +69,8 @@ export function actPhase(s: SocialState): Phase {
     async run(world, ctx) {
       const p = s.posts.cols;
       const G = world.graph.following;
-      // Posts are appended in step order: row 0 is the oldest.
-      const ages = s.posts.count > 0 ? ctx.step - p.step[0] + 1 : 1;
+      // Posts are appended in step order: the first live row is the oldest.
+      const ages = s.posts.live > 0 ? ctx.step - p.step[s.posts.first] + 1 : 1;
       if (attention.length < ages) attention = attentionTable(Math.max(ages, 2 * attention.length, 64), s.cfg.attention.scale, s.cfg.attention.exponent, world.stepSeconds / 3600);
       await world.exec.run(
         K.act,
@@ -376,7 +376,7 @@ const STATS = ['scale', 'depth', 'breadth'] as const;
 export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   const files: Array<ArrowFileAppender | undefined> = [];
-  const flush = (rows: number) => s.posts.retire(rows, (cols, r) => posts?.append(cols, r));
+  const flush = (end: number) => s.posts.retire(end, (cols, r) => posts?.append(cols, r));
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.
   const st = { social: s, soFar: TREES.map(() => ({ scale: 0, depth: 0, breadth: 0 })) };
   const metrics: Record<string, 'i32'> = { posts_in_window: 'i32' };
@@ -442,7 +442,7 @@ export function maintainPhase(s: SocialState): Phase {
       flush(s.posts.rowsBefore(s.minStep));
       s.cascades.prune(ctx.step + 1 - w);
       s.conversations.prune(ctx.step + 1 - w);
-      ctx.metric('posts_in_window', s.posts.count);
+      ctx.metric('posts_in_window', s.posts.live);
 
       if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);
       ctx.metric('follows_pending', s.added.size + s.removed.size);

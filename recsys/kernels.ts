@@ -391,22 +391,23 @@ const recentAuthors = kernel({ reads: { latest: 'i32' }, writes: { recent: 'u8' 
 export const POST_CHUNK = 1 << 15;
 
 /**
- * Every post's base score (rankers.ts rowBaseScore) into its packed record (records.ts): recF at
- * row x stride. `now` is the current step; `base` the id of row 0. Returns how many of the rows are
- * removed (FLAG.removed), so that the feed kernel reads flags only when some are.
+ * Every live post's base score (rankers.ts rowBaseScore) into its packed record (records.ts): recF
+ * at row x stride, for rows from `first` (the post table's first live row). `now` is the current
+ * step; `base` the id of row 0. Returns how many of the live rows are removed (FLAG.removed), so
+ * that the feed kernel reads flags only when some are.
  */
 const baseScores = kernel(
   {
     reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
     writes: { recF: 'f32' },
-    params: ['base', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
+    params: ['base', 'first', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
   },
   (a, start, end): number[] => {
     const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
     const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
     const { recF: out, stride: S, base, flags } = a;
     let removed = 0;
-    for (let r = start; r < end; r++) {
+    for (let r = Math.max(start, a.first); r < end; r++) {
       out[r * S] = rowBaseScore(cols, base, r, o);
       if ((flags[r] & FLAG_REMOVED) !== 0) removed++;
     }

@@ -4,7 +4,7 @@
  * cache misses per candidate, which dominated the step at 1M users. A record packs them into 32
  * bytes (for D = 16), one cache line: [base score f32, step, author, previous post, topic as int8
  * (round(TOPIC_SCALE x component))]. Static fields are written once per post; base scores every
- * step. Rows follow the post table's rows (shifted when old posts retire).
+ * step. Rows follow the post table's rows (shifted when it compacts).
  */
 import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
@@ -51,7 +51,7 @@ export class PostRecords {
 
   /**
    * Brings the records in line with the post table (static fields of new rows, here) and
-   * recomputes every base score (the `baseScores` kernel, over all rows in parallel). Returns how
+   * recomputes every live post's base score (the `baseScores` kernel, in parallel). Returns how
    * many posts are removed (FLAG.removed).
    */
   async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
@@ -87,6 +87,7 @@ export class PostRecords {
         followers: o.followers,
         recF: this.recF,
         base: posts.base,
+        first: posts.first,
         stride: S,
         ranker: o.ranker,
         now: o.step,

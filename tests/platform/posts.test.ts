@@ -77,6 +77,7 @@ describe('the window of rows', () => {
     const t = new PostTable(D, 64);
     let grows = 0;
     let retired = 0;
+    let compactions = 0;
     let most = 0;
     let cap = t.capacity;
     const sunk: number[] = [];
@@ -91,17 +92,24 @@ describe('the window of rows', () => {
         t.cols.likes[t.count - 1] = 3 * id;
         most = Math.max(most, t.count);
       }
-      const drop = round < 40 ? 2 : Math.max(0, t.count - 60);
-      t.retire(drop, (cols, rows) => sunk.push(...Array.from(cols[0].values as Int32Array).slice(0, rows)));
+      const drop = round < 40 ? 2 : Math.max(0, t.live - 60);
+      t.retire(t.first + drop, (cols, rows) => sunk.push(...Array.from(cols[0].values as Int32Array).slice(0, rows)));
       retired += drop;
-      for (let r = 0; r < t.count; r++) {
+      compactions += t.first === 0 ? 1 : 0;
+      expect(t.first * 4).toBeLessThan(Math.max(1, t.live));
+      for (let r = t.first; r < t.count; r++) {
         const id = t.base + r;
         if (t.cols.author[r] !== id % 1000 || t.cols.likes[r] !== 3 * id || t.cols.cluster[r] !== id % 7 || t.cols.stance[r] !== Math.fround(id / 8)) throw new Error(`round ${round}: row ${r} (id ${id}) holds another post`);
         if (t.topic[r * D] !== id || t.topic[r * D + 1] !== -id || t.topic[r * D + 3] !== 1) throw new Error(`round ${round}: topic of row ${r} (id ${id})`);
       }
     }
-    expect(t.base).toBe(retired);
+    expect(t.base + t.first).toBe(retired);
     expect(sunk).toEqual(Array.from({ length: retired }, (_, i) => i));
+    // Retired rows stay until they are a quarter of the live ones; ids and rows still agree after.
+    expect(compactions).toBeGreaterThan(10);
+    expect(compactions).toBeLessThan(200);
+    expect(t.rowOf(retired - 1)).toBe(-1);
+    expect(t.rowOf(retired)).toBe(t.first);
     // The buffers grew while the window did, and not past twice its largest size.
     expect(grows).toBeGreaterThan(0);
     expect(t.capacity).toBeLessThan(2 * most);

@@ -15,6 +15,7 @@ describe('post records', () => {
     const followers = new Int32Array(100).map((_, i) => i * 3);
     const S = records.stride;
     const buffers = new Set<ArrayBufferLike>();
+    let withRetired = 0;
     for (let step = 0; step < 200; step++) {
       const add = 50 + (step % 11);
       for (let i = 0; i < add; i++) {
@@ -23,12 +24,14 @@ describe('post records', () => {
         posts.add({ author: id % 100, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: id % 100, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: id - 3 }, topic);
         posts.cols.likes[posts.count - 1] = id % 13;
       }
-      // From step 20 on, every other step, the oldest rows leave (a window of 150 rows then).
-      if (step >= 20 && step % 2 === 1) posts.retire(Math.max(0, posts.count - 150), () => {});
+      // From step 20 on, the oldest rows leave (a window of 300 rows then; retired rows are moved
+      // out every other step).
+      if (step >= 20) posts.retire(Math.max(0, posts.count - 300), () => {});
+      if (posts.first > 0) withRetired++;
       const o = { ranker: RANKER.xInterest, step, stepSeconds: 3600, tauHours: 6, recency: 0, followers };
       await records.update(exec, posts, o);
       buffers.add(records.rec.buffer);
-      for (let r = 0; r < posts.count; r++) {
+      for (let r = posts.first; r < posts.count; r++) {
         const at = r * S;
         const ok =
           records.rec[at + 1] === posts.cols.step[r] &&
@@ -40,6 +43,7 @@ describe('post records', () => {
       }
     }
     expect(posts.base).toBeGreaterThan(10000);
+    expect(withRetired).toBeGreaterThan(50);
     // The records' buffer grew.
     expect(buffers.size).toBeGreaterThan(1);
   });
