@@ -49,9 +49,16 @@ export function recencyFactor(ageHours: number, recency: number, tauHours: numbe
   return v > 0 ? v : 0;
 }
 
-/** x-interest follower factor F = max(1, log_1000(followers + 1)) (OASIS computes it but never applies it). */
+const LN_1000 = Math.log(1000);
+
+/**
+ * x-interest follower factor F = max(1, log_1000(followers + 1)) (OASIS computes it but never
+ * applies it). Below 999 followers the logarithm is below ln 1000, so F is 1 without computing it
+ * (most authors; the base scores of every post in the window are recomputed every step).
+ */
 export function followerFactor(followers: number): number {
-  const f = Math.log(followers + 1) / Math.log(1000);
+  if (followers < 999) return 1;
+  const f = Math.log(followers + 1) / LN_1000;
   return f > 1 ? f : 1;
 }
 
