@@ -391,21 +391,29 @@ const recentAuthors = kernel({ reads: { latest: 'i32' }, writes: { recent: 'u8' 
 export const POST_CHUNK = 1 << 15;
 
 /**
- * Every live post's base score (rankers.ts rowBaseScore) into its packed record (records.ts): recF
- * at row x stride, for rows from `first` (the post table's first live row). `now` is the current
- * step; `base` the id of row 0. Returns how many of the live rows are removed (FLAG.removed), so
- * that the feed kernel reads flags only when some are.
+ * Brings the packed post records (records.ts) up to date for the live rows, from `first` (the post
+ * table's first live row): the static fields of rows from `built` on (step, author, previous post
+ * by the author, the topic as int8), and every live row's base score (rankers.ts rowBaseScore) at
+ * recF[row x stride]. `now` is the current step; `base` the id of row 0. Returns how many of the
+ * live rows are removed (FLAG.removed), so that the feed kernel reads flags only when some are.
  */
-const baseScores = kernel(
+const updateRecords = kernel(
   {
-    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
-    writes: { recF: 'f32' },
-    params: ['base', 'first', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
+    reads: { rank: 'f32', step: 'i32', author: 'i32', prevByAuthor: 'i32', topic: 'f32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
+    writes: { rec: 'i32', recF: 'f32', recQ: 'i8' },
+    params: ['base', 'first', 'built', 'dim', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
   },
   (a, start, end): number[] => {
     const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
     const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
-    const { recF: out, stride: S, base, flags } = a;
+    const { rec, recF: out, recQ, topic, stride: S, dim: D, base, flags } = a;
+    for (let r = Math.max(start, a.built); r < end; r++) {
+      const at = r * S;
+      rec[at + 1] = a.step[r];
+      rec[at + 2] = a.author[r];
+      rec[at + 3] = a.prevByAuthor[r];
+      for (let d = 0, q = (at + 4) * 4; d < D; d++) recQ[q + d] = quantise(topic[r * D + d]);
+    }
     let removed = 0;
     for (let r = Math.max(start, a.first); r < end; r++) {
       out[r * S] = rowBaseScore(cols, base, r, o);
@@ -492,4 +500,4 @@ export function insertTop(ids: Int32Array, scores: Float64Array, ties: Float64Ar
   return true;
 }
 
-export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, baseScores, candidateTops, recentAuthors });
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, updateRecords, candidateTops, recentAuthors });

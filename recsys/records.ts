@@ -50,13 +50,13 @@ export class PostRecords {
   }
 
   /**
-   * Brings the records in line with the post table (static fields of new rows, here) and
-   * recomputes every live post's base score (the `baseScores` kernel, in parallel). Returns how
-   * many posts are removed (FLAG.removed).
+   * Brings the records in line with the post table: rows move with the table's (it compacted when
+   * its base moved); the `updateRecords` kernel then writes, in parallel, the static fields of the
+   * rows added since the last call and every live post's base score. Returns how many live posts
+   * are removed (FLAG.removed).
    */
   async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
     const S = this.stride;
-    const D = this.dim;
     const shift = posts.base - this.base;
     if (shift > 0) {
       this.rec.copyWithin(0, Math.min(shift, this.built) * S, this.built * S);
@@ -65,29 +65,26 @@ export class PostRecords {
     }
     if (this.rec.length < posts.count * S) this.grow(posts.count);
     const c = posts.cols;
-    for (let r = this.built; r < posts.count; r++) {
-      const at = r * S;
-      this.rec[at + 1] = c.step[r];
-      this.rec[at + 2] = c.author[r];
-      this.rec[at + 3] = c.prev_by_author[r];
-      const q = (at + 4) * 4;
-      for (let d = 0; d < D; d++) this.recQ[q + d] = quantise(posts.topic[r * D + d]);
-    }
-    this.built = posts.count;
     const [removed] = await exec.reduce(
-      K.baseScores,
+      K.updateRecords,
       {
         rank: c.rank as Float32Array,
         step: c.step as Int32Array,
         author: c.author as Int32Array,
+        prevByAuthor: c.prev_by_author as Int32Array,
+        topic: posts.topic,
         likes: c.likes as Int32Array,
         dislikes: c.dislikes as Int32Array,
         treatVote: c.treat_vote as Int8Array,
         flags: c.flags as Uint8Array,
         followers: o.followers,
+        rec: this.rec,
         recF: this.recF,
+        recQ: this.recQ,
         base: posts.base,
         first: posts.first,
+        built: this.built,
+        dim: this.dim,
         stride: S,
         ranker: o.ranker,
         now: o.step,
@@ -98,6 +95,7 @@ export class PostRecords {
       posts.count,
       { chunkRows: POST_CHUNK },
     );
+    this.built = posts.count;
     return removed ?? 0;
   }
 }

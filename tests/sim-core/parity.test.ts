@@ -46,9 +46,18 @@ class CheckingExecutor implements Executor {
     const id = `${path.relative(ROOT, fileURLToPath(k.module))}:${k.name}`;
     const a = args as Record<string, unknown>;
     const copies: Record<string, unknown> = { ...a };
+    // Outputs that are views of one buffer (the packed post records) get views of one copy.
+    const buffers = new Map<ArrayBufferLike, ArrayBufferLike>();
     for (const name of Object.keys(k.spec.writes)) {
       const v = a[name] as TypedArray | undefined;
-      if (v) copies[name] = v.slice();
+      if (!v) continue;
+      let copy = buffers.get(v.buffer);
+      if (!copy) {
+        copy = v.buffer instanceof SharedArrayBuffer ? new SharedArrayBuffer(v.buffer.byteLength) : new ArrayBuffer(v.buffer.byteLength);
+        new Uint8Array(copy).set(new Uint8Array(v.buffer));
+        buffers.set(v.buffer, copy);
+      }
+      copies[name] = new (v.constructor as new (b: ArrayBufferLike, at: number, n: number) => TypedArray)(copy, v.byteOffset, v.length);
     }
     const mine = await this.inline.run(k as AnyKernel, copies as never, rows, opts);
     const theirs = await this.pool.run(k as AnyKernel, args as never, rows, opts);
@@ -179,13 +188,17 @@ describe('kernel parity: inline and worker pool', () => {
       cluster: col(sharedArray('u8', posts), (r) => (r * 5) % 64),
     };
     const followers = col(sharedArray('i32', 5000), (v) => (v * v) % 3001);
-    const recF = sharedArray('f32', posts * stride);
+    const prevByAuthor = col(sharedArray('i32', posts), (r) => r - 5000);
+    const topic = col(sharedArray('f32', posts * 16), (i) => Math.sin(i * 0.7));
+    const rec = sharedArray('i32', posts * stride);
+    const recF = new Float32Array(rec.buffer);
+    const recQ = new Int8Array(rec.buffer);
     for (const ranker of [0, 1, 2, 3]) {
-      // Rows before 1000 are retired (not scored).
-      const o = { base: 1000, first: 1000, stride, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0 };
+      // Rows before 1000 are retired (not scored); static fields are written from row 40,000.
+      const o = { base: 1000, first: 1000, built: 40_000, dim: 16, stride, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0 };
       const { kind, flags, cluster, ...scored } = post;
       // It also counts the removed live posts (FLAG.removed = 8: every 23rd row here), so the feed kernel reads flags only when some are.
-      const [removed] = await check.reduce(recsys.baseScores, { ...scored, flags, followers, recF, ...o }, posts, { chunkRows: 16384 });
+      const [removed] = await check.reduce(recsys.updateRecords, { ...scored, prevByAuthor, topic, flags, followers, rec, recF, recQ, ...o }, posts, { chunkRows: 16384 });
       expect(removed).toBe(Math.ceil(posts / 23) - Math.ceil(1000 / 23));
       const { rank, likes } = post;
       await check.run(recsys.candidateTops, { kind, flags, cluster, rank, likes, recF, base: 1000, stride, ranker, firstRow: 2000, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, posts, { chunkRows: 16384 });
