@@ -30,12 +30,30 @@ const copy = kernel({ reads: { src: 'num' }, writes: { out: 'num' }, params: [] 
 const sampleNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32' }, writes: { out: 'i32' }, params: ['key'] }, (a, start, end): void => {
   const { offsets: Off, targets: Tgt, out: Out } = a;
   const [klo, khi] = splitKey(a.key);
-  for (let v = start; v < end; v++) {
-    const lo = Off[v];
-    const deg = Off[v + 1] - lo;
-    // rowHash / 2^32 is uniform(key, v), its key split once per chunk (a third of the kernel's
-    // time); `| 0` is Math.floor on [0, deg), without the float-to-index check (10% more)
-    Out[v] = deg === 0 ? -1 : Tgt[lo + (((rowHash(klo, khi, v) / 4294967296) * deg) | 0)];
+  // rowHash / 2^32 is uniform(key, v), its key split once per chunk (a third of the kernel's
+  // time); `| 0` is Math.floor on [0, deg), without the float-to-index check (10% more). Four
+  // rows per iteration, each row's end offset the next one's start (as gather: 8-12% on 1M rows).
+  let v = start;
+  let o0 = Off[v];
+  for (; v + 4 <= end; v += 4) {
+    const o1 = Off[v + 1];
+    const o2 = Off[v + 2];
+    const o3 = Off[v + 3];
+    const o4 = Off[v + 4];
+    const h0 = rowHash(klo, khi, v);
+    const h1 = rowHash(klo, khi, v + 1);
+    const h2 = rowHash(klo, khi, v + 2);
+    const h3 = rowHash(klo, khi, v + 3);
+    Out[v] = o1 === o0 ? -1 : Tgt[o0 + (((h0 / 4294967296) * (o1 - o0)) | 0)];
+    Out[v + 1] = o2 === o1 ? -1 : Tgt[o1 + (((h1 / 4294967296) * (o2 - o1)) | 0)];
+    Out[v + 2] = o3 === o2 ? -1 : Tgt[o2 + (((h2 / 4294967296) * (o3 - o2)) | 0)];
+    Out[v + 3] = o4 === o3 ? -1 : Tgt[o3 + (((h3 / 4294967296) * (o4 - o3)) | 0)];
+    o0 = o4;
+  }
+  for (; v < end; v++) {
+    const o1 = Off[v + 1];
+    Out[v] = o1 === o0 ? -1 : Tgt[o0 + (((rowHash(klo, khi, v) / 4294967296) * (o1 - o0)) | 0)];
+    o0 = o1;
   }
 });
 
