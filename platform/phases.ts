@@ -15,7 +15,7 @@ import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
-import { addPost, mayReshare } from './newPost.ts';
+import { addPost, mayReshare, type PostSpec } from './newPost.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernels.ts';
 // The WGSL versions of those kernels, for the webgpu executor (registered on import).
@@ -213,9 +213,19 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           evTgt.push(t);
         }
       };
-      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, at?: { offset: number; cluster: number }) => {
+      // One spec refilled per post (a literal per post was garbage for the main thread's collector).
+      const spec: PostSpec = { author: 0, step: ctx.step, kind: 0, parent: -1, stance: 0, topic: undefined, topicOffset: undefined, cluster: undefined, flags: 0 };
+      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, offset?: number, cluster?: number) => {
         made[kind]++;
-        return addPost(s, { author: u, step: ctx.step, kind, parent, stance, topic, topicOffset: at?.offset, cluster: at?.cluster, flags });
+        spec.author = u;
+        spec.kind = kind;
+        spec.parent = parent;
+        spec.stance = stance;
+        spec.topic = topic;
+        spec.topicOffset = offset;
+        spec.cluster = cluster;
+        spec.flags = flags;
+        return addPost(s, spec);
       };
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
@@ -279,7 +289,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             case A.post: {
               // An original post: the user's interest plus noise as topic, its opinion plus noise
               // as stance (computed above, postContent).
-              const id = newPost(u, KIND.original, -1, postStance[k], postTopic, 0, { offset: k * D, cluster: postCluster[k] });
+              const id = newPost(u, KIND.original, -1, postStance[k], postTopic, 0, k * D, postCluster[k]);
               log(u, act, id);
               continue;
             }
