@@ -16,10 +16,23 @@
  * scalar arguments and small integer ids for its arrays (handles only the first time a worker
  * sees an array).
  */
+import { setFlagsFromString } from 'node:v8';
 import { checkArgs, type AnyKernel, type CallArgs, type Kernel, type KernelSpec } from './kernel.ts';
 import { kernels as core } from './kernels.ts';
 import { PoolExecutor } from './pool.ts';
 import { releaseMemory, sharedArray, type TypedArray } from './table.ts';
+
+/**
+ * V8's budget for the bytecode its optimising compiler inlines into one function (920 bytes by
+ * default), raised for the process (V8 flags are global to its isolates, so workers share it).
+ * Large kernels call many small helpers per row (the act kernel: 8 hashed draws, 8 probabilities
+ * each through inSessions32, float32 exp and pow); past the budget each call stays a call, its
+ * float result boxed on the heap. One thread, arguments of a captured 1M-agent step (2026-11-26):
+ * act 261 -> 168 ms, the feed kernel 630 -> 584 ms, postContent 85 -> 76 ms at 3000 (1500: 202,
+ * 617, 80; 5000: 173, 568, 78), the same bytes. Compiling only happens when a function gets hot,
+ * so setting it as executors load comes before any kernel is optimised.
+ */
+setFlagsFromString('--max-inlined-bytecode-size-cumulative=3000');
 
 /** Default rows per chunk: large enough to amortise a task message, small enough to balance. */
 export const CHUNK_ROWS = 1 << 16;
