@@ -62,6 +62,8 @@ export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 let followed = new Uint8Array(0);
 // Worker-local: a bit per author of the shared out-of-network candidates (cluster lists, trending).
 let candidateAuthors = new Uint8Array(0);
+// Worker-local: the shared candidates' base scores, per chunk (the feed kernel).
+let listBase = new Float64Array(0);
 
 /**
  * A user's interest (int8, as `interestQ` holds it) widened to int32 and zero-padded to the
@@ -81,13 +83,13 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
  * score from its record (records.ts) for chronological and reddit-hot, times the int8 interest-topic
  * dot product for x-interest; a keyed hash of (user, post) times the rank multiplier for random.
  * Float32 values, each computed as the GPU computes it. `uq`: userTopic(a, u), which the feed
- * kernel makes once per user.
+ * kernel makes once per user; `base`: the record's base score (recF), where the caller has it.
  */
-export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = userTopic(a, u)): number {
+export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = userTopic(a, u), base: number = a.recF[r * a.stride]): number {
   const at = r * a.stride;
   // For random, the record holds the post's rank multiplier (records.ts).
-  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r, a.recF[at]);
-  if (a.ranker !== RANKER.xInterest) return a.recF[at];
+  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r, base);
+  if (a.ranker !== RANKER.xInterest) return base;
   // Integer products and sums: exact in any order. The topic is read a word (four int8) at a time.
   let dot = 0;
   if (LITTLE_ENDIAN) {
@@ -100,17 +102,17 @@ export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = user
     const Q = a.recQ;
     for (let d = 0, q = (at + 4) * 4; d < uq.length; d++) dot += Q[q + d] * uq[d];
   }
-  return xInterestScore(a.recF[at], dot);
+  return xInterestScore(base, dot);
 }
 
 /**
- * The best x-interest score post row r could have (cosine 1), for the kernel to skip the dot
- * product when even that cannot enter a list. With int8 vectors the computed dot product can
+ * The best x-interest score a post of base score `base` could have (cosine 1), for the kernel to
+ * skip the dot product when even that cannot enter a list. With int8 vectors the computed dot product can
  * exceed MAX_DOT by up to sqrt(D) / (2 TOPIC_SCALE) (1.6% at D = 16), so a post just below the bar
  * may be skipped: a deterministic approximation, the same on both backends.
  */
-export function xInterestBar(a: FeedArgs, r: number): number {
-  return Math.fround(a.recF[r * a.stride] * MAX_DOT);
+export function xInterestBar(base: number): number {
+  return Math.fround(base * MAX_DOT);
 }
 
 /** Whether (id, score) would enter a full-or-not descending top list. */
@@ -173,6 +175,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   const P = a.perAuthor;
   // chain[i * P + c]: the c-th newest post in the window of the i-th scanned followee, else -1.
   let chain = new Int32Array(Math.max(1, a.maxScan) * P);
+  let chainBase = new Float64Array(chain.length);
   // The current user's interest, widened for scoreOf.
   const uq = new Int32Array(4 * (a.stride - 4));
   let shown = 0;
@@ -182,14 +185,23 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   let cu = 0;
   let cSeen = 0;
   let cMutes = false;
-  const consider = (id: number) => {
+  // The base scores of the shared candidates (cluster lists, then trending), read once per chunk.
+  const xi = a.ranker === RANKER.xInterest;
+  const C = a.clusterPosts.length;
+  if (listBase.length < C + a.trending.length) listBase = new Float64Array(C + a.trending.length);
+  for (let i = 0; i < C + a.trending.length; i++) {
+    const id = i < C ? a.clusterPosts[i] : a.trending[i - C];
+    listBase[i] = id >= a.base && id < a.base + a.count ? a.recF[(id - a.base) * a.stride] : 0;
+  }
+  // `base`: the post's base score (its record's recF).
+  const consider = (id: number, base: number) => {
     if (id < a.base || id >= a.base + a.count) return;
     const r = id - a.base;
     const at = r * a.stride;
     const au = a.rec[at + 2];
     if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
-    if (a.ranker === RANKER.xInterest && nOut === want && xInterestBar(a, r) < outScores[nOut - 1]) return;
-    const sc = scoreOf(a, cu, r, uq);
+    if (xi && nOut === want && xInterestBar(base) < outScores[nOut - 1]) return;
+    const sc = scoreOf(a, cu, r, uq, base);
     if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
     nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
@@ -207,8 +219,14 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     if (a.inNetwork > 0) {
       // The followees' newest posts and their records are random reads (at 1M users, most miss the
       // cache). They are gathered first, one loop per link of the chains, so the processor overlaps
-      // the misses; the scoring below then reads from cache, in the order one pass would.
-      if (scan * P > chain.length) chain = new Int32Array(scan * P);
+      // the misses; the scoring below then reads from cache, in the order one pass would. Each
+      // post's base score is kept beside its id (as the shared candidates' are, per chunk):
+      // reading it from the record again while scoring cost ~15% of the kernel on one thread
+      // (2026-11-26, measured; why, with the record in cache, is not understood).
+      if (scan * P > chain.length) {
+        chain = new Int32Array(scan * P);
+        chainBase = new Float64Array(scan * P);
+      }
       let nc = 0;
       for (let j = 0; j < scan; j++) {
         const q = rot + j; // (rot + j) % deg, as rot and j are below deg
@@ -219,7 +237,9 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
         for (let i = 0; i < nc; i++) {
           const at = i * P + c;
           const id = c === 0 ? chain[at] : chain[at - 1] < 0 ? -1 : a.rec[(chain[at - 1] - a.base) * a.stride + 3];
-          chain[at] = id >= a.base && a.rec[(id - a.base) * a.stride + 1] >= a.minStep ? id : -1;
+          const ok = id >= a.base && a.rec[(id - a.base) * a.stride + 1] >= a.minStep;
+          chain[at] = ok ? id : -1;
+          if (ok) chainBase[at] = a.recF[(id - a.base) * a.stride];
         }
       }
       for (let i = 0; i < nc; i++) {
@@ -228,8 +248,9 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           if (id < 0) break;
           const r = id - a.base;
           // Skip the x-interest dot product when even a cosine of 1 could not enter the list.
-          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || xInterestBar(a, r) >= inScores[nIn - 1]) {
-            const sc = scoreOf(a, u, r, uq);
+          const base = chainBase[i * P + c];
+          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || xInterestBar(base) >= inScores[nIn - 1]) {
+            const sc = scoreOf(a, u, r, uq, base);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
         }
@@ -259,21 +280,24 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
       if (a.ranker === RANKER.random) {
         // The random recommender draws its candidates uniformly from the window, as OASIS's does.
         const span = a.count - a.minRow;
-        for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) consider(a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span));
+        for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) {
+          const id = a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span);
+          consider(id, a.recF[(id - a.base) * a.stride]);
+        }
       } else {
         for (let p = 0; p < a.probe; p++) {
           const cb = a.userClusters[u * a.probe + p] * a.perCluster;
           for (let i = 0; i < a.perCluster; i++) {
             const id = a.clusterPosts[cb + i];
             if (id < 0) break;
-            consider(id);
+            consider(id, listBase[cb + i]);
           }
         }
       }
       for (let i = 0; i < a.trending.length; i++) {
         const id = a.trending[i];
         if (id < 0) break;
-        consider(id);
+        consider(id, listBase[C + i]);
       }
       for (let i = 0; i < nm; i++) followed[marked[i] >> 3] = 0;
     }
