@@ -21,7 +21,9 @@ const INTERVENTIONS = [
   { kind: 'setParam', step: 7, param: 'behaviour.repost', scale: 1.5 },
   { kind: 'setRanker', step: 9, ranker: 'chronological' },
 ];
-const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '14', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
+// A 6-hour post window, so posts retire within the run and some checkpoints hold retired rows
+// not yet moved out (posts.ts: after 6 and 8 steps, for this seed).
+const SOCIAL = ['run', 'social-feed', '--agents', '20000', '--steps', '14', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', 'platform.windowHours=6', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
 const SIR = ['run', 'sir', '--agents', '150000', '--steps', '12', '--seed', '2', '--set', 'beta=0.05', '--checkpoint-every', '3'];
 
 describe('socsim run --resume', () => {
