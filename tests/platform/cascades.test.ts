@@ -32,6 +32,29 @@ describe('cascade statistics (OASIS definitions)', () => {
     expect(t.stats(100)?.scale).toBe(5);
   });
 
+  it('prune forgets exactly the cascades idle since before its step', () => {
+    // Random adds over 60 steps and a prune per step against a plain record of each root's last
+    // step (roots come back after being forgotten, and some are touched many times a step).
+    const t = new CascadeTracker();
+    const last = new Map<number, number>();
+    let s = 1;
+    const rnd = (n: number) => {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      return s % n;
+    };
+    for (let step = 0; step < 60; step++) {
+      for (let i = 0; i < 40; i++) {
+        const root = rnd(30);
+        t.add(root, 1000 + root, rnd(50), 1 + rnd(3), step);
+        last.set(root, step);
+      }
+      const window = 1 + rnd(6);
+      t.prune(step + 1 - window);
+      for (const [r, l] of [...last]) if (l < step + 1 - window) last.delete(r);
+      for (let r = 0; r < 30; r++) expect(t.stats(r) !== undefined).toBe(last.has(r));
+    }
+  });
+
   it('an aggregate without a root post (a story posted by several seeds)', () => {
     const t = new CascadeTracker();
     for (const u of [10, 11, 12]) t.add(-1, -1, u, 0, 0);
