@@ -6,7 +6,7 @@
 import { uniform } from '../sim-core/rng.ts';
 import { FLAG, KIND, type NewPost } from './posts.ts';
 import type { SocialState } from './state.ts';
-import { nearestPrototype } from './kernels.ts';
+import { nearestPrototype } from './topicDots.ts';
 
 export interface PostSpec {
   author: number;

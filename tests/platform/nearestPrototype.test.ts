@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxRowNorm, nearestPrototype, nearestPrototypeExact } from '../../platform/kernels.ts';
+import { maxRowNorm, nearestPrototype, nearestPrototypeExact } from '../../platform/topicDots.ts';
 
 /** A deterministic stream of uniforms in [0, 1). */
 function uniforms(seed: number): () => number {
