@@ -57,8 +57,12 @@ const PACKED = [
   'topic',
   'postStep',
 ] as const;
-/** Arrays the host rewrites between calls: the behaviour table, follower counts and the post columns (apply runs in JavaScript). */
-const HOST = ['behaviour', 'followers', 'author', 'stance', 'likes', 'dislikes', 'reposts', 'flags', 'novelty', 'treatVote', 'topic', 'postStep'] as const;
+/**
+ * Arrays the host rewrites between calls unannounced: the behaviour table (interventions and
+ * archetype rounds). The post columns and follower counts the host writes are announced
+ * (platform/state.ts announceHostWrites), so only their new rows go up.
+ */
+const HOST = ['behaviour'] as const;
 
 const PARAMS = ['feed_size', 'base', 'dim', 'max_events', 'key_lo', 'key_hi', 'activity_ref', 'post_exponent', 'step', 'label_like', 'label_reshare', 'label_report', 'herding', 'correction', 'vote_scale', 'novelty_weight', 'att_len', 'sp_len'];
 

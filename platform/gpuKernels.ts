@@ -9,9 +9,10 @@
  * (gpuAct.ts), and `recommend` and `recentAuthors` (recsys/gpuKernels.ts). The per-post passes of
  * recommend (base scores, candidate lists) run on the CPU under `--backend webgpu`.
  *
- * The post table's columns are written by the apply phase in plain JavaScript every step, so a
- * kernel that reads one lists it in `hostTables` (uploaded at every call) until apply runs on the
- * device.
+ * The post table's columns are written by the apply phase in plain JavaScript every step; the
+ * phases that write them say which rows (platform/state.ts announceHostWrites), and the executor
+ * uploads those rows before the next kernel that reads them. The behaviour table, which
+ * interventions and archetype rounds rewrite unannounced, is a `hostTable` (uploaded at every call).
  */
 import { packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
 import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
@@ -197,7 +198,7 @@ registerGpuKernel(K.exposure, (a, rows) => {
     params: [a.feedSize as number, a.base as number, f32Bits(far), ...packOffsets(pack)],
     arrays: [{ pack }, opinion, rowDist],
     writes: [opinion, rowDist],
-    hostTables: [behaviour, stance],
+    hostTables: [behaviour],
   };
 });
 
@@ -260,7 +261,6 @@ registerGpuKernel(K.feedMix, (a, rows) => {
     params: [rows, a.feedSize as number, a.base as number],
     arrays: [feed, feedFlags, feedLen, cluster, rowDistinct],
     writes: [rowDistinct],
-    hostTables: [cluster],
     resultWords: 3,
   };
 });

@@ -12,7 +12,7 @@ import { NPARAMS, P, type BehaviourParam } from './behaviour.ts';
 import { FLAG, KIND, POST_KINDS, VERACITY } from './posts.ts';
 import { addPost } from './newPost.ts';
 import { groupNames, INTERVENTION_KINDS, SETTABLE_PLATFORM, stepOf, tagNames, type AgentSelector, type Intervention, type PostSelector } from './interventions.ts';
-import { socialConfig, type SocialState } from './state.ts';
+import { announceHostWrites, socialConfig, type SocialState } from './state.ts';
 
 const LOG_SCHEMA = (names: readonly string[]): ColumnData[] => [
   { name: 'step', type: 'i32', values: new Int32Array(0) },
@@ -260,6 +260,8 @@ export function intervenePhase(s: SocialState, list: readonly Intervention[]): P
         const [posts, agents] = apply(world, list[i], i, ctx.step);
         if (list[i].kind !== 'assign') row(ctx.step, i, posts, agents);
       }
+      // Labels, removals, rank factors and injected posts: the post columns the device may hold.
+      if (at.includes(ctx.step)) announceHostWrites(world, s);
       st.assignStep = s.assign && ctx.step < s.assign.until ? ctx.step : -1;
     },
     finish(world) {

@@ -12,7 +12,7 @@ import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
 import { keyOf, streamOf } from '../sim-core/rng.ts';
-import { sharedArray } from '../sim-core/table.ts';
+import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
 import { addPost, mayReshare, type PostSpec } from './newPost.ts';
@@ -21,7 +21,7 @@ import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernel
 // The WGSL versions of those kernels, for the webgpu executor (registered on import).
 import './gpuKernels.ts';
 import './gpuAct.ts';
-import { feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
+import { announceHostWrites, feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
 export function normalisedProfiles(): Float32Array {
@@ -193,9 +193,13 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         { chunkRows: USER_CHUNK },
       );
       await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, count: P.count }, n, { chunkRows: USER_CHUNK });
-      // What follows reads in plain JavaScript the new posts' content and the opinions (quotes'
-      // and comments' stance): device copies come back first.
-      await world.exec.sync?.();
+      // What follows reads in plain JavaScript the actions, the new posts' content, the feeds
+      // (stories' reach) and the opinions (quotes' and comments' stance): device copies of those
+      // come back first, the rows of this step's active users only (not the rest: the users'
+      // impression rings stay on the device).
+      const E = s.maxEvents;
+      const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
+      await world.exec.sync?.([rows(s.evAction, E), rows(s.evTarget, E), rows(s.evCount, 1), rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), rows(s.feed, F), rows(s.feedLen, 1), opinion]);
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
       const tally = new Array<number>(ACTIONS.length).fill(0);
@@ -297,6 +301,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           log(u, act, target);
         }
       }
+      announceHostWrites(world, s);
       for (let a = 0; a < ACTIONS.length; a++) ctx.metric(`actions_${ACTIONS[a]}`, tally[a]);
       ctx.metric('posts_original', made[KIND.original]);
       ctx.metric('posts_repost', made[KIND.repost]);
@@ -455,6 +460,7 @@ export function maintainPhase(s: SocialState): Phase {
       ctx.metric('posts_in_window', s.posts.live);
 
       if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);
+      announceHostWrites(world, s);
       ctx.metric('follows_pending', s.added.size + s.removed.size);
     },
     async finish(world) {

@@ -108,6 +108,8 @@ export class PostTable {
   /** Names of the `group` codes ('' = no treatment) and the `tag` codes ('' = none), fixed at set-up. */
   groups: readonly string[] = [''];
   tags: readonly string[] = [''];
+  /** Rows [changedFrom, count) were added or moved since the last takeChanged(). */
+  private changedFrom = 0;
 
   /**
    * `firstId` is the id the first post gets: 0 in a run (ids are creation ranks); tests start near
@@ -140,6 +142,17 @@ export class PostTable {
     return this.count - this.first;
   }
 
+  /**
+   * The first row added or moved (compact) since the last call: rows before it hold what they
+   * held then, except the counters, flags and rank of live posts, which change after creation.
+   * For an executor that keeps a device copy of the columns (platform/state.ts announcePostWrites).
+   */
+  takeChanged(): number {
+    const from = Math.min(this.changedFrom, this.count);
+    this.changedFrom = this.count;
+    return from;
+  }
+
   /** Row of a live post's id, or -1. */
   rowOf(id: number): number {
     const r = id - this.base;
@@ -163,6 +176,7 @@ export class PostTable {
     this.cols = cols;
     this.topic = topic;
     this.capacity = cap;
+    this.changedFrom = 0;
   }
 
   /**
@@ -286,5 +300,6 @@ export class PostTable {
     this.count -= f;
     this.base += f;
     this.first = 0;
+    this.changedFrom = 0;
   }
 }

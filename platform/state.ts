@@ -275,3 +275,28 @@ export function reserveActive(s: SocialState, active: number): void {
 export function feedArgs(s: SocialState) {
   return { active: s.active, feed: s.feed, feedFlags: s.feedFlags, feedLen: s.feedLen, feedSize: s.cfg.feedSize, base: s.posts.base };
 }
+
+/** Post columns the host changes after a post is created: counters (apply), flags (apply, interventions), rank (downrank). */
+const MUTABLE_POST_COLUMNS = new Set(['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions', 'flags', 'rank']);
+
+/**
+ * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
+ * plain JavaScript, so that the next kernel uploads only that: the post rows added or moved since
+ * the last call (PostTable.takeChanged), the live rows of the columns that change after creation,
+ * and each author's latest post and follower count (whole: written at scattered users). Phases
+ * that write any of these on the host call it before the next kernel: apply, maintain (compaction,
+ * the follower counts of a rebuilt graph) and the interventions.
+ */
+export function announceHostWrites(world: World, s: SocialState): void {
+  const exec = world.exec;
+  if (!exec.hostWrote) return;
+  const P = s.posts;
+  const from = P.takeChanged();
+  for (const [name, col] of Object.entries(P.cols)) {
+    const lo = MUTABLE_POST_COLUMNS.has(name) ? Math.min(from, P.first) : from;
+    if (P.count > lo) exec.hostWrote(col, lo, P.count);
+  }
+  if (P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
+  exec.hostWrote(s.latest);
+  exec.hostWrote(s.followers);
+}

@@ -36,8 +36,12 @@ const MAX_FEED = 64;
 
 /** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
 const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
-/** Rewritten by the host between calls: the records (also through their float view), the post columns, latest posts, mutes and the candidate lists. */
-const HOST = ['latest', 'muters', 'muteA', 'muteB', 'rec', 'flags', 'rootAuthor', 'clusterPosts', 'trending'] as const;
+/**
+ * Rewritten by the host between calls unannounced: the records (also through their float view),
+ * mutes and the candidate lists. The post columns and latest posts are announced
+ * (platform/state.ts announceHostWrites).
+ */
+const HOST = ['muters', 'muteA', 'muteB', 'rec', 'clusterPosts', 'trending'] as const;
 
 const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'ranker', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 
@@ -307,7 +311,8 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
     params,
     arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, seen, seenAt, feed, feedFlags, feedLen],
     writes: [seen, seenAt, feed, feedFlags, feedLen],
-    hostTables: HOST.map((k) => arr[k] as Int32Array),
+    // The records of rows [0, count): the rest of the array is room to grow.
+    hostTables: HOST.map((k) => (k === 'rec' ? { table: arr.rec as Int32Array, from: 0, to: (a.count as number) * (a.stride as number) } : (arr[k] as Int32Array))),
     resultWords: 1,
   };
 });
@@ -344,6 +349,5 @@ registerGpuKernel(K.recentAuthors, (a, rows) => {
     params: [rows, (a.firstId as number) | 0],
     arrays: [latest, recent],
     writes: [recent],
-    hostTables: [latest],
   };
 });

@@ -27,6 +27,10 @@ export interface Manifest {
   adapter?: string;
   /** Backend webgpu: kernel calls by name, on the device and on the CPU, since this process started the run (or resumed it). */
   kernel_calls?: { webgpu: Record<string, number>; cpu: Record<string, number> };
+  /** Backend webgpu: bytes copied host -> device (`up`) and back (`down`) for each kernel's calls, over the same span as kernel_calls. */
+  kernel_transfer_bytes?: Record<string, { up: number; down: number }>;
+  /** Backend webgpu with SOCSIM_GPU_TIME_KERNELS=1: each GPU kernel's calls, median and total milliseconds from encoding to done (uploads included). */
+  kernel_device_ms?: Record<string, { calls: number; median_ms: number; total_ms: number }>;
   agents: number;
   edges: number;
   directed: boolean;

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { releaseArrays, type Executor } from '../sim-core/exec.ts';
-import { backendOf, kernelCalls, openBackend, type BackendName } from '../sim-core/backend.ts';
+import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend, type BackendName } from '../sim-core/backend.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
@@ -467,6 +467,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       if (snapshotDue || checkpointDue || manifestPolicy.due(done, steps)) {
         const tm = performance.now();
         manifest.kernel_calls = kernelCalls(exec);
+        manifest.kernel_transfer_bytes = kernelTransfers(exec);
+        manifest.kernel_device_ms = kernelTimes(exec);
         writeJsonAtomic(manifestFile, manifest);
         manifestPolicy.record(performance.now() - tm);
       }

@@ -30,6 +30,26 @@ export function kernelCalls(exec: Executor): { webgpu: Record<string, number>; c
   return { webgpu: Object.fromEntries(exec.counts.gpu), cpu: Object.fromEntries(exec.counts.cpu) };
 }
 
+/**
+ * For the manifest, with SOCSIM_GPU_TIME_KERNELS=1 (openBackend): each GPU kernel's calls and the
+ * milliseconds from encoding a call (its uploads included) to the queue finishing it.
+ */
+export function kernelTimes(exec: Executor): Record<string, { calls: number; median_ms: number; total_ms: number }> | undefined {
+  if (!(exec instanceof GpuExecutor) || exec.kernelMs.size === 0) return undefined;
+  const out: Record<string, { calls: number; median_ms: number; total_ms: number }> = {};
+  for (const [k, ms] of exec.kernelMs) {
+    const s = [...ms].sort((x, y) => x - y);
+    const median = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    out[k] = { calls: s.length, median_ms: Math.round(median * 1000) / 1000, total_ms: Math.round(s.reduce((a, b) => a + b, 0)) };
+  }
+  return out;
+}
+
+/** For the manifest: bytes a GPU executor moved between host and device, by kernel; undefined on the CPU backend. */
+export function kernelTransfers(exec: Executor): Record<string, { up: number; down: number }> | undefined {
+  return exec instanceof GpuExecutor ? Object.fromEntries([...exec.transfers].map(([k, t]) => [k, { ...t }])) : undefined;
+}
+
 export async function openBackend(name: BackendName, threads: number, log: (line: string) => void = () => {}): Promise<Backend> {
   if (name === 'cpu') return { exec: createExecutor(threads), backend: 'cpu' };
   const gpu = await openGpu();
@@ -39,5 +59,7 @@ export async function openBackend(name: BackendName, threads: number, log: (line
     return { exec: createExecutor(threads), backend: 'cpu' };
   }
   if (name === 'auto') log(`backend auto: webgpu on ${gpu.adapter}`);
-  return { exec: new GpuExecutor(gpu, createExecutor(threads)), backend: 'webgpu', adapter: gpu.adapter };
+  // A diagnosis, not a mode: waiting for each kernel serialises the queue and slows the run.
+  const timeKernels = process.env.SOCSIM_GPU_TIME_KERNELS === '1';
+  return { exec: new GpuExecutor(gpu, createExecutor(threads), { timeKernels }), backend: 'webgpu', adapter: gpu.adapter };
 }

@@ -51,10 +51,11 @@ export interface Executor {
   /** Runs a reducing kernel and sums the chunk partials element-wise, in chunk order. */
   reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]>;
   /**
-   * Makes the host copy of every array valid (an executor that keeps arrays on a device reads
-   * them back; sim-core/gpu/executor.ts). Callers run it before reading arrays outside kernels.
+   * Makes the host copy of every array valid, or of those in `arrays` (of an entry with a length,
+   * its first `length` elements): an executor that keeps arrays on a device reads them back
+   * (sim-core/gpu/executor.ts). Callers run it before reading arrays outside kernels.
    */
-  sync?(): Promise<void>;
+  sync?(arrays?: ReadonlyArray<TypedArray | { array: TypedArray; length: number }>): Promise<void>;
   /**
    * Copies of the arrays' contents as they stand now, in kernel order; the promise resolves once
    * they are on the host, and kernels may be run meanwhile (a device copies them while it goes on
@@ -62,10 +63,11 @@ export interface Executor {
    */
   capture?(arrays: readonly TypedArray[]): Promise<TypedArray[]>;
   /**
-   * The host wrote `array` outside kernels (an intervention's plain JavaScript): an executor that
-   * keeps a device copy drops it. Code that writes an array a kernel has used calls this after.
+   * The host wrote elements [from, to) of `array` (all of it by default) outside kernels (an
+   * intervention's or the apply phase's plain JavaScript): an executor that keeps a device copy
+   * marks that part stale. Code that writes an array a kernel has used calls this after.
    */
-  hostWrote?(array: TypedArray): void;
+  hostWrote?(array: TypedArray, from?: number, to?: number): void;
   /**
    * Queues a reducing kernel: once the returned promise resolves, kernels run after it can no
    * longer change what it reads, but its sums may still be on their way (a device reads them back

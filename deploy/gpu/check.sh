@@ -4,8 +4,11 @@
 # figures. Run from the repository root. Uses node and node_modules when present, else what
 # deploy/gpu/bundle.sh put in .gpu/ (Node, the dependencies, the Vulkan loader and glvnd).
 #
-#   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run;
+#   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run,
+#              "social-big" the social platform at 10M agents (5 steps, every core, cpu then webgpu),
+#              "kernels" a 1M social run on webgpu timing each GPU kernel (SOCSIM_GPU_TIME_KERNELS=1);
 #              "adapter" runs none: Node, the loaders and the adapter only, for scripts that go on)
+#   PARITY     the scenarios the parity section runs (default: every classic one and social-feed)
 #   SCALE      divides every size (a rehearsal on a software driver: SCALE=100)
 #   OUT        where log.txt goes (default /tmp/socsim-gpu-check)
 set -u
@@ -49,9 +52,12 @@ par() {
 for section in $SECTIONS; do case $section in
 parity)
   log "parity"
-  for s in voter independent-cascade sir linear-threshold degroot deffuant hegselmann-krause opinion-cascade; do par $s $((200000 / S)) 10; done
-  par social-feed $((20000 / S)) 30 --set platform.startHour=10
-  par social-feed $((1500 / S)) 4 --set platform.startHour=10 ;;
+  for s in ${PARITY:-voter independent-cascade sir linear-threshold degroot deffuant hegselmann-krause opinion-cascade social-feed}; do
+    if [ "$s" = social-feed ]; then
+      par social-feed $((20000 / S)) 30 --set platform.startHour=10
+      par social-feed $((1500 / S)) 4 --set platform.startHour=10
+    else par $s $((200000 / S)) 10; fi
+  done ;;
 bench)
   for n in $((1000000 / S)) $((10000000 / S)); do
     L=$(lab $n); only=voter-step-$L-ba5-t2,agent-steps
@@ -67,6 +73,16 @@ social)
   done
   d=0; for f in $(cd /tmp/socsim-soc-cpu && find . -name '*.arrow' | sort); do cmp -s /tmp/socsim-soc-cpu/$f /tmp/socsim-soc-webgpu/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
   echo "social-feed $(lab $n): $d Arrow files differ between cpu and webgpu" ;;
+social-big)
+  n=$((10000000 / S)); log "social-feed $(lab $n) (default graph), 5 steps from 10:00 on $(nproc) threads, on the CPU then on webgpu"
+  for b in cpu webgpu; do
+    node bin/socsim.mjs run social-feed --agents $n --steps 5 --threads "$(nproc)" --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend $b --out /tmp/socsim-big-$b >/dev/null && node "$D/summary.mjs" /tmp/socsim-big-$b 1
+  done
+  d=0; for f in $(cd /tmp/socsim-big-cpu && find . -name '*.arrow' | sort); do cmp -s /tmp/socsim-big-cpu/$f /tmp/socsim-big-webgpu/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
+  echo "social-feed $(lab $n): $d Arrow files differ between cpu and webgpu" ;;
+kernels)
+  n=$((1000000 / S)); log "social-feed $(lab $n), 14 steps from 10:00 on webgpu, each GPU kernel waited for and timed"
+  SOCSIM_GPU_TIME_KERNELS=1 node bin/socsim.mjs run social-feed --agents $n --steps 14 --threads 2 --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend webgpu --out /tmp/socsim-kern >/dev/null && node "$D/summary.mjs" /tmp/socsim-kern 4 ;;
 big)
   n=$((100000000 / S)); log "voter $(lab $n) on webgpu, 3 steps"
   node bin/socsim.mjs run voter --agents $n --steps 3 --threads "$(nproc)" --backend webgpu --snapshot-every 0 --force --out /tmp/socsim-big | grep -v '^  ' && node "$D/summary.mjs" /tmp/socsim-big 0 ;;

@@ -10,3 +10,6 @@ console.log(`${dir}: backend ${m.backend}${m.adapter ? ` (${m.adapter})` : ''}, 
 console.log(`  step ms (steps ${k}..${m.step_wall_ms.length - 1}): median ${med(steps).toFixed(1)} min ${Math.min(...steps).toFixed(1)} max ${Math.max(...steps).toFixed(1)}; all: ${m.step_wall_ms.map((x) => x.toFixed(0)).join(' ')}`);
 for (const [p, xs] of Object.entries(m.phase_wall_ms ?? {})) console.log(`  phase ${p.padEnd(22)} ${med(xs.slice(k)).toFixed(1)} ms`);
 if (m.kernel_calls) for (const [b, calls] of Object.entries(m.kernel_calls)) console.log(`  kernel calls on ${b}: ${JSON.stringify(calls)}`);
+const calls = (k) => m.kernel_calls?.webgpu?.[k] ?? m.kernel_calls?.cpu?.[k] ?? 0;
+for (const [k, t] of Object.entries(m.kernel_transfer_bytes ?? {})) if (t.up + t.down > 0) console.log(`  transfers ${k.padEnd(16)} up ${(t.up / 1e6).toFixed(1)} MB, down ${(t.down / 1e6).toFixed(1)} MB over ${calls(k) || 'the'} calls`);
+for (const [k, t] of Object.entries(m.kernel_device_ms ?? {})) console.log(`  device ${k.padEnd(16)} ${t.calls} calls, median ${t.median_ms} ms, total ${t.total_ms} ms`);

@@ -18,10 +18,12 @@
  * The contract with code outside the executor: `sync()` makes every array's host copy valid (the
  * runner calls it before it reads agent columns for checkpoints and at the end of a run), and
  * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
- * runner's snapshots);
- * arrays are written on the host only before their first kernel, or between kernels through
- * `hostWrote(array)`, which drops the device copy (a call's `hostTables`, small parameter tables
- * the host rewrites at will, are uploaded at every call instead). Phases that write columns in plain JavaScript
+ * runner's snapshots); `sync(arrays)` reads back only some arrays, or their first elements (the
+ * apply phase: the rows of the step's active users). Arrays are written on the host only before their first kernel, or between kernels through
+ * `hostWrote(array, from, to)`, which marks those elements of the device copy stale: the next
+ * kernel that binds the array uploads only them (the post table's columns, appended to every step,
+ * go up a step's rows at a time). A call's `hostTables`, parameter tables the host rewrites at
+ * will, are uploaded at every call instead (whole, or the elements the call names). Phases that write columns in plain JavaScript
  * after a GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on
  * both backends) catch a phase that does not.
  */
@@ -48,8 +50,26 @@ interface Resident {
   buffer: GPUBuffer;
   /** Bytes of the array (the buffer is padded to a multiple of 4). */
   bytes: number;
-  host: boolean;
-  device: boolean;
+  /**
+   * Bytes [hostFrom, hostTo) of the host copy are out of date (a GPU kernel wrote the array; a
+   * partial sync reads back a prefix); the host copy is valid when the range is empty.
+   */
+  hostFrom: number;
+  hostTo: number;
+  /**
+   * Bytes [staleFrom, staleTo) of the device copy are out of date (word-aligned); the device copy
+   * is valid when the range is empty. A whole upload or a ranged hostWrote widens it.
+   */
+  staleFrom: number;
+  staleTo: number;
+}
+
+const deviceValid = (r: Resident) => r.staleFrom >= r.staleTo;
+const hostValid = (r: Resident) => r.hostFrom >= r.hostTo;
+function deviceStale(r: Resident, from = 0, to = r.bytes): void {
+  // Whole words: an upload's last partial word is padded with zeros (dispatch.ts writeArray).
+  r.staleFrom = Math.min(r.staleFrom, from & ~3);
+  r.staleTo = Math.max(r.staleTo, Math.min(r.bytes, Math.ceil(to / 4) * 4));
 }
 
 /** A compiled shader with its group-0 layout, and the buffers its calls reuse. */
@@ -99,6 +119,15 @@ export class GpuExecutor implements Executor {
   /** Kernels run on the device and on the CPU so far, by name (for tests and the bench). */
   readonly counts = { gpu: new Map<string, number>(), cpu: new Map<string, number>() };
   /**
+   * Bytes copied between host and device so far, by the kernel that needed them: `up` the arrays,
+   * pack members and host tables a GPU kernel uploaded, `down` what a CPU kernel read back and the
+   * GPU kernel's result words; what sync() reads back is counted under `(sync)`, capture() (the
+   * runner's snapshots) not at all.
+   */
+  readonly transfers = new Map<string, { up: number; down: number }>();
+  /** The kernel whose transfers are being counted. */
+  private current = '';
+  /**
    * With `timeKernels`: milliseconds from encoding each GPU kernel to the queue finishing it, by
    * name. Waiting for every kernel serialises the queue, so the bench times steps without it.
    */
@@ -139,7 +168,9 @@ export class GpuExecutor implements Executor {
     const name = (kernel as unknown as AnyKernel).name;
     bump(this.counts.gpu, name);
     const t0 = performance.now();
+    this.current = name;
     const queued = await this.dispatch(call);
+    if (call.resultWords) this.count(call.resultWords * 4, 'down');
     if (this.opts.timeKernels) {
       await this.gpu.device.queue.onSubmittedWorkDone();
       const ms = this.kernelMs.get(name) ?? [];
@@ -149,9 +180,16 @@ export class GpuExecutor implements Executor {
     return queued;
   }
 
-  /** Reads back every array whose host copy is stale. */
-  async sync(): Promise<void> {
-    for (const arr of [...this.deviceOnly]) await this.toHost(arr);
+  /**
+   * Reads back every array whose host copy is stale, or those of `arrays`; an entry with a length
+   * reads back only its first `length` elements (the rest stays stale on the host).
+   */
+  async sync(arrays?: ReadonlyArray<TypedArray | { array: TypedArray; length: number }>): Promise<void> {
+    this.current = '(sync)';
+    for (const x of arrays ?? [...this.deviceOnly]) {
+      const bytes = isArray(x) ? await this.toHost(x) : await this.toHost(x.array, x.length * x.array.BYTES_PER_ELEMENT);
+      this.count(bytes, 'down');
+    }
   }
 
   /**
@@ -165,7 +203,7 @@ export class GpuExecutor implements Executor {
     const enc = device.createCommandEncoder();
     const staged: Array<{ read: GPUBuffer; bytes: number } | TypedArray> = arrays.map((arr) => {
       const r = this.resident.get(arr);
-      if (!r || r.host) return arr.slice();
+      if (!r || hostValid(r)) return arr.slice();
       const size = Math.max(16, Math.ceil(r.bytes / 4) * 4);
       const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       enc.copyBufferToBuffer(r.buffer, 0, read, 0, size);
@@ -186,13 +224,20 @@ export class GpuExecutor implements Executor {
     );
   }
 
-  /** The host wrote `arr` outside the executor: its device copy is stale. */
-  hostWrote(arr: TypedArray): void {
+  /** The host wrote elements [from, to) of `arr` (all of it by default) outside the executor: that part of its device copy is stale. */
+  hostWrote(arr: TypedArray, from = 0, to = arr.length): void {
     this.bump(arr);
     const r = this.resident.get(arr);
     if (!r) return;
-    if (!r.host) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
-    r.device = false;
+    if (!hostValid(r)) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
+    if (to > from) deviceStale(r, from * arr.BYTES_PER_ELEMENT, to * arr.BYTES_PER_ELEMENT);
+  }
+
+  private count(bytes: number, way: 'up' | 'down'): void {
+    if (bytes === 0) return;
+    let t = this.transfers.get(this.current);
+    if (!t) this.transfers.set(this.current, (t = { up: 0, down: 0 }));
+    t[way] += bytes;
   }
 
   private bump(arr: TypedArray): void {
@@ -211,14 +256,15 @@ export class GpuExecutor implements Executor {
 
   private async onCpu<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const k = kernel as unknown as AnyKernel;
-    for (const v of Object.values(args as object)) if (isArray(v)) await this.toHost(v);
+    this.current = k.name;
+    for (const v of Object.values(args as object)) if (isArray(v)) this.count(await this.toHost(v), 'down');
     const out = await this.cpu.run(kernel, args, rows, opts);
     for (const name of Object.keys(k.spec.writes)) {
       const v = (args as Record<string, unknown>)[name];
       if (!isArray(v)) continue;
       this.bump(v);
       const r = this.resident.get(v);
-      if (r) r.device = false;
+      if (r) deviceStale(r);
     }
     bump(this.counts.cpu, k.name);
     return out;
@@ -229,7 +275,7 @@ export class GpuExecutor implements Executor {
     if (!r) {
       const size = Math.max(16, Math.ceil(arr.byteLength / 4) * 4);
       const buffer = this.gpu.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
-      r = { buffer, bytes: arr.byteLength, host: true, device: false };
+      r = { buffer, bytes: arr.byteLength, hostFrom: arr.byteLength, hostTo: 0, staleFrom: 0, staleTo: arr.byteLength };
       this.resident.set(arr, r);
       this.freed.register(arr, buffer);
     }
@@ -238,28 +284,37 @@ export class GpuExecutor implements Executor {
 
   private toDevice(arr: TypedArray): GPUBuffer {
     const r = this.residentOf(arr);
-    if (!r.device) {
-      writeArray(this.gpu.device.queue, r.buffer, 0, arr);
-      r.device = true;
+    if (!deviceValid(r)) {
+      const part = new Uint8Array(arr.buffer, arr.byteOffset + r.staleFrom, r.staleTo - r.staleFrom);
+      writeArray(this.gpu.device.queue, r.buffer, r.staleFrom, part);
+      this.count(part.byteLength, 'up');
+      r.staleFrom = r.bytes;
+      r.staleTo = 0;
     }
     return r.buffer;
   }
 
-  private async toHost(arr: TypedArray): Promise<void> {
+  /** Reads back the stale part of arr's host copy (only below byte `upTo` if given); returns the bytes read. */
+  private async toHost(arr: TypedArray, upTo = Infinity): Promise<number> {
     const r = this.resident.get(arr);
-    if (!r || r.host) return;
-    const bytes = await this.readBack(r.buffer, r.bytes);
-    new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength).set(new Uint8Array(bytes));
-    r.host = true;
-    this.deviceOnly.delete(arr);
+    if (!r || hostValid(r)) return 0;
+    const from = r.hostFrom;
+    const to = Math.min(r.hostTo, Math.ceil(upTo / 4) * 4);
+    if (to <= from) return 0;
+    const bytes = await this.readBack(r.buffer, to - from, from);
+    new Uint8Array(arr.buffer, arr.byteOffset + from, to - from).set(new Uint8Array(bytes));
+    r.hostFrom = to;
+    if (hostValid(r)) this.deviceOnly.delete(arr);
+    return to - from;
   }
 
-  private async readBack(src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+  /** `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back. */
+  private async readBack(src: GPUBuffer, bytes: number, offset = 0): Promise<ArrayBuffer> {
     const { device } = this.gpu;
-    const size = Math.max(16, Math.ceil(bytes / 4) * 4);
-    const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const size = Math.min(Math.max(16, Math.ceil(bytes / 4) * 4), src.size - offset);
+    const read = device.createBuffer({ size: Math.ceil(size / 4) * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const enc = device.createCommandEncoder();
-    enc.copyBufferToBuffer(src, 0, read, 0, size);
+    enc.copyBufferToBuffer(src, offset, read, 0, size);
     device.queue.submit([enc.finish()]);
     await read.mapAsync(GPUMapMode.READ);
     const out = read.getMappedRange().slice(0, bytes);
@@ -270,11 +325,12 @@ export class GpuExecutor implements Executor {
 
   /**
    * The buffer of a pack, its members brought up to date: a member slot that held another array
-   * or offset, an array whose version moved since it was copied, or a host table (which the host
-   * may have rewritten unannounced) is copied in from the array's own device buffer when only that
-   * copy is valid (recorded on `enc`, before the kernel's pass), else uploaded from the host.
+   * or offset, or an array whose version moved since it was copied, is copied in from the array's
+   * own device buffer (recorded on `enc`, before the kernel's pass), that buffer first brought up
+   * to date (so a member the host appended to uploads only the new part); a host table (which the
+   * host may have rewritten unannounced) is uploaded from the host at every call.
    */
-  private packBuffer(x: Pack, shader: string, hostTables: readonly TypedArray[], enc: GPUCommandEncoder): GPUBuffer {
+  private packBuffer(x: Pack, shader: string, hostTables: ReadonlyMap<TypedArray, readonly [number, number]>, enc: GPUCommandEncoder): GPUBuffer {
     const first = x.pack[0];
     const bytes = Math.max(16, packBytes(x.pack));
     let byShader = this.packs.get(first);
@@ -292,11 +348,18 @@ export class GpuExecutor implements Executor {
       const m = x.pack[i];
       const v = this.versions.get(m) ?? 0;
       const size = Math.ceil(m.byteLength / 4) * 4;
-      const fresh = pb.members[i] === m && pb.offsets[i] === offsets[i] && pb.versions[i] === v && !hostTables.includes(m);
+      const host = hostTables.get(m);
+      const fresh = pb.members[i] === m && pb.offsets[i] === offsets[i] && pb.versions[i] === v && !host;
       if (fresh || size === 0) continue;
-      const r = this.resident.get(m);
-      if (r && !r.host) enc.copyBufferToBuffer(r.buffer, 0, pb.buffer, offsets[i] * 4, size);
-      else writeArray(this.gpu.device.queue, pb.buffer, offsets[i] * 4, m);
+      if (host) {
+        // Whole words: the last partial one is padded with zeros.
+        const from = (host[0] * m.BYTES_PER_ELEMENT) & ~3;
+        const to = Math.min(m.byteLength, Math.ceil((host[1] * m.BYTES_PER_ELEMENT) / 4) * 4);
+        if (to > from) {
+          writeArray(this.gpu.device.queue, pb.buffer, offsets[i] * 4 + from, new Uint8Array(m.buffer, m.byteOffset + from, to - from));
+          this.count(to - from, 'up');
+        }
+      } else enc.copyBufferToBuffer(this.toDevice(m), 0, pb.buffer, offsets[i] * 4, size);
       [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
     }
     return pb.buffer;
@@ -359,15 +422,18 @@ export class GpuExecutor implements Executor {
     uniform.set(words);
     const prog = await this.program(call.shader);
     const buffers: Array<GPUBuffer | GPUBufferBinding> = [this.uniforms(prog, uniform)];
+    const hostTables = new Map<TypedArray, readonly [number, number]>();
     for (const t of call.hostTables ?? []) {
-      const r = this.resident.get(t);
-      if (r) r.device = false;
+      const [table, from, to] = isArray(t) ? [t, 0, t.length] : [t.table, t.from, t.to];
+      hostTables.set(table, [from, to]);
+      const r = this.resident.get(table);
+      if (r && to > from) deviceStale(r, from * table.BYTES_PER_ELEMENT, to * table.BYTES_PER_ELEMENT);
     }
     // Device-side copies into packs are recorded before the pass.
     const enc = device.createCommandEncoder();
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.shader, call.hostTables ?? [], enc));
+        buffers.push(this.packBuffer(x, call.shader, hostTables, enc));
         continue;
       }
       if (!isSplit(x)) {
@@ -399,7 +465,8 @@ export class GpuExecutor implements Executor {
     device.queue.submit([enc.finish()]);
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
-      r.host = false;
+      r.hostFrom = 0;
+      r.hostTo = r.bytes;
       this.deviceOnly.add(arr);
       this.bump(arr);
     }

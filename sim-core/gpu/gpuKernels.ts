@@ -55,6 +55,13 @@ export function packOffsets(members: readonly TypedArray[]): number[] {
 /** Bytes of a pack's buffer. */
 export const packBytes = (members: readonly TypedArray[]) => members.reduce((n, m) => n + Math.ceil(m.byteLength / 4) * 4, 0);
 
+/** A host table of which the shader reads elements [from, to) only: those go up at every call. */
+export interface HostRows {
+  table: TypedArray;
+  from: number;
+  to: number;
+}
+
 export interface GpuCall {
   shader: string;
   /** Rows of the grid (words for packed kernels). */
@@ -67,11 +74,11 @@ export interface GpuCall {
   writes: TypedArray[];
   /**
    * Arrays among `arrays` that the host may rewrite between kernels without telling the executor:
-   * uploaded at every call. The behaviour table (interventions and archetype rounds change it) and,
-   * until the apply phase runs on the device, the post table's columns (platform/gpuKernels.ts).
-   * The shader must not write them.
+   * uploaded at every call: the behaviour table (interventions and archetype rounds change it), the
+   * recommender's records and candidate lists. Arrays whose host writes are announced
+   * (executor.ts hostWrote, with the rows written) are not host tables. The shader must not write them.
    */
-  hostTables?: TypedArray[];
+  hostTables?: Array<TypedArray | HostRows>;
   /** A result buffer of this many u32 words, bound last (zeroed), read back and passed to finish. */
   resultWords?: number;
   finish?: (words: number[]) => number[];

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { compact, createExecutor } from '../../../sim-core/exec.ts';
 import { kernels as K } from '../../../sim-core/kernels.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { buildGraph } from '../../../sim-core/csr.ts';
@@ -130,6 +130,25 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
         ],
       },
     },
+    // The post window retires posts after 4 hours, so the post table moves its live rows to the
+    // front every few steps; the graph is rebuilt every step (new follower counts); the interventions
+    // write post columns in plain JavaScript (assignment votes, removals, rank factors). The
+    // phases announce those writes and only the rows written go up (platform/state.ts).
+    {
+      scenario: 'social-feed',
+      agents: 8_000,
+      steps: 16,
+      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'exposure', 'feedMix'],
+      params: {
+        platform: { windowHours: 4, rebuildEvery: 1, startHour: 8 },
+        interventions: [
+          { kind: 'assign', step: 1, untilStep: 9, kinds: ['original', 'quote'], groups: { up: { share: 0.3, vote: 1 }, down: { share: 0.3, vote: -1 } } },
+          { kind: 'inject', step: 2, count: 25, stance: -0.7, novelty: 2, veracity: 'false', tag: 'rumour' },
+          { kind: 'downrank', step: 5, posts: { tag: 'rumour' }, factor: 0.3 },
+          { kind: 'remove', step: 9, posts: { stance: [0.6, 1] } },
+        ],
+      },
+    },
     // A small population: act's and postContent's packs both start with the interest column, and
     // postContent's event arrays, large beside 1,500 agents' columns, reach into the offsets where
     // act's pack keeps later members (the two must not share one buffer).
@@ -181,6 +200,55 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(exec.counts.cpu.get('fill')).toBe(1);
     // Half filled, half gathered: the CPU kernel saw the device's rows.
     expect(want[0][n - 1]).toBe(src[index[n - 1] < 0 ? n - 1 : index[n - 1]]);
+  });
+
+  it('hostWrote(array, from, to): the next kernel uploads those elements (whole words) and nothing else', async () => {
+    const n = 10_001;
+    const src = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) src[i] = 1 + (hash(22, i) % 250);
+    const out = sharedArray('u8', n);
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    await exec.run(K.copy, { out, src }, n);
+    // Both arrays go up whole the first time (out too: a kernel's output is uploaded before it runs).
+    expect(exec.transfers.get('copy')?.up).toBe(2 * n);
+    const before = Uint8Array.from(src);
+    // Elements 101..202 announced (bytes 100..203 go up: the words they touch); byte 5000 written
+    // unannounced, so its device copy keeps the old value.
+    for (let i = 101; i < 203; i++) src[i] = 255 - src[i];
+    src[5000] = 255 - src[5000];
+    exec.hostWrote(src, 101, 203);
+    await exec.run(K.copy, { out, src }, n);
+    expect(exec.transfers.get('copy')?.up).toBe(2 * n + 104);
+    await exec.sync();
+    const want = Uint8Array.from(src);
+    want[5000] = before[5000];
+    expect(Buffer.from(out).equals(Buffer.from(want))).toBe(true);
+    // The last partial word: padded beyond the array only.
+    src[n - 1] = 3;
+    exec.hostWrote(src, n - 1, n);
+    await exec.run(K.copy, { out, src }, n);
+    await exec.sync();
+    expect(out[n - 1]).toBe(3);
+    expect(out[n - 2]).toBe(src[n - 2]);
+  });
+
+  it('sync with a length reads back that prefix only; the rest comes back when a CPU kernel needs it', async () => {
+    const n = 10_003;
+    const src = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) src[i] = 1 + (hash(23, i) % 250);
+    const out = sharedArray('u8', n);
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    await exec.run(K.copy, { out, src }, n);
+    await exec.sync([{ array: out, length: 1001 }]);
+    // 1001 elements: the words they touch (1004 bytes) come back, nothing after.
+    expect(exec.transfers.get('(sync)')?.down).toBe(1004);
+    expect(Buffer.from(out.subarray(0, 1004)).equals(Buffer.from(src.subarray(0, 1004)))).toBe(true);
+    expect(out.subarray(1004).every((x) => x === 0)).toBe(true);
+    // A CPU kernel reading out (compact's countMask) gets the rest first.
+    const nonzero = await compact(exec, out, n);
+    expect(exec.transfers.get('countMask')?.down).toBe(n - 1004);
+    expect(Buffer.from(out).equals(Buffer.from(src))).toBe(true);
+    expect(nonzero.length).toBe(n);
   });
 
   it('arrays past one 64 MiB upload go up in parts (an odd length, from a SharedArrayBuffer)', async () => {
