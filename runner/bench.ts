@@ -295,6 +295,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       if (!want(`social-step-${tag}`) && !want(`social-peak-rss-${tag}`) && !want(`social-phase`)) continue;
       if (!o.json) process.stdout.write(`social ${tag}: steps ${warm}..${warm + measured - 1} of a ${warm + measured}-step run from 10:00, 2 threads${backend === 'webgpu' ? ` and ${gpu!.adapter}` : ''}${warm >= 48 ? ' (48-hour post window full)' : ' (post window not yet full)'}\n`);
       for (const r of socialRun(agents, follow, warm, measured, tag, backend)) say(r);
+      // Per GPU kernel: a shorter run of the same size, each kernel waited for and timed (that
+      // serialises the queue, so the step and phase figures come from the untimed run above).
+      if (backend === 'webgpu' && want(`social-kernel`)) for (const r of socialRun(agents, follow, 2, 6, tag, backend, true)) say(r);
     }
   }
   // Fixed size (not --agents): the figure is compared with the one measured before the pool
@@ -397,17 +400,20 @@ async function archetypeOverhead(agents: number, label: string): Promise<BenchRe
 /**
  * The full social step, measured on a real `socsim run social-feed` in a child process (so its
  * peak RSS is its own): 2 threads, the clock starting at 10:00, the first `warm` steps discarded as
- * warm-up, the next `measured` are the runs.
+ * warm-up, the next `measured` are the runs. With `timeKernels` (webgpu), only each GPU kernel's
+ * milliseconds per call (SOCSIM_GPU_TIME_KERNELS=1).
  */
-function socialRun(agents: number, meanFollowing: number, warm: number, measured: number, label: string, backend: 'cpu' | 'webgpu'): BenchResult[] {
+function socialRun(agents: number, meanFollowing: number, warm: number, measured: number, label: string, backend: 'cpu' | 'webgpu', timeKernels = false): BenchResult[] {
   const steps = warm + measured;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));
   try {
     const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
     const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--backend', backend, '--out', dir];
-    const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    const env = timeKernels ? { ...process.env, SOCSIM_GPU_TIME_KERNELS: '1' } : process.env;
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], env });
     if (r.status !== 0) throw new Error(`social-feed bench run failed: ${r.stderr}`);
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
+    if (timeKernels) return Object.entries(m.kernel_device_ms ?? {}).map(([kernel, ms]) => summarise(`social-kernel-${kernel}-${label}`, 'ms', ms.slice(warm)));
     const metrics = readArrowFile(path.join(dir, 'metrics.arrow'));
     const col = (name: string) => Array.from(metrics.getChild(name)!.toArray() as ArrayLike<number>).slice(warm);
     const actions = col('active_users').map((_, i) =>
@@ -426,6 +432,11 @@ function socialRun(agents: number, meanFollowing: number, warm: number, measured
       summarise(`social-peak-rss-${label}`, 'B', [m.peak_rss_bytes]),
       // Which kernels ran on the device, with their calls over the whole run.
       ...Object.entries(m.kernel_calls?.webgpu ?? {}).map(([kernel, calls]) => summarise(`social-gpu-calls-${kernel}-${label}`, 'calls', [calls])),
+      // Bytes each kernel moved between host and device, per step over the whole run.
+      ...Object.entries(m.kernel_transfer_bytes ?? {}).flatMap(([kernel, t]) => [
+        ...(t.up > 0 ? [summarise(`social-gpu-up-${kernel}-${label}`, 'B', [t.up / steps])] : []),
+        ...(t.down > 0 ? [summarise(`social-gpu-down-${kernel}-${label}`, 'B', [t.down / steps])] : []),
+      ]),
     ];
     return out;
   } finally {

@@ -29,8 +29,8 @@ export interface Manifest {
   kernel_calls?: { webgpu: Record<string, number>; cpu: Record<string, number> };
   /** Backend webgpu: bytes copied host -> device (`up`) and back (`down`) for each kernel's calls, over the same span as kernel_calls. */
   kernel_transfer_bytes?: Record<string, { up: number; down: number }>;
-  /** Backend webgpu with SOCSIM_GPU_TIME_KERNELS=1: each GPU kernel's calls, median and total milliseconds from encoding to done (uploads included). */
-  kernel_device_ms?: Record<string, { calls: number; median_ms: number; total_ms: number }>;
+  /** Backend webgpu with SOCSIM_GPU_TIME_KERNELS=1: per GPU kernel, each call's milliseconds from encoding to done (uploads included). */
+  kernel_device_ms?: Record<string, number[]>;
   agents: number;
   edges: number;
   directed: boolean;

@@ -31,18 +31,12 @@ export function kernelCalls(exec: Executor): { webgpu: Record<string, number>; c
 }
 
 /**
- * For the manifest, with SOCSIM_GPU_TIME_KERNELS=1 (openBackend): each GPU kernel's calls and the
- * milliseconds from encoding a call (its uploads included) to the queue finishing it.
+ * For the manifest, with SOCSIM_GPU_TIME_KERNELS=1 (openBackend): per GPU kernel, the milliseconds
+ * of each call from encoding it (its uploads included) to the queue finishing it.
  */
-export function kernelTimes(exec: Executor): Record<string, { calls: number; median_ms: number; total_ms: number }> | undefined {
+export function kernelTimes(exec: Executor): Record<string, number[]> | undefined {
   if (!(exec instanceof GpuExecutor) || exec.kernelMs.size === 0) return undefined;
-  const out: Record<string, { calls: number; median_ms: number; total_ms: number }> = {};
-  for (const [k, ms] of exec.kernelMs) {
-    const s = [...ms].sort((x, y) => x - y);
-    const median = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    out[k] = { calls: s.length, median_ms: Math.round(median * 1000) / 1000, total_ms: Math.round(s.reduce((a, b) => a + b, 0)) };
-  }
-  return out;
+  return Object.fromEntries([...exec.kernelMs].map(([k, ms]) => [k, ms.map((x) => Math.round(x * 1000) / 1000)]));
 }
 
 /** For the manifest: bytes a GPU executor moved between host and device, by kernel; undefined on the CPU backend. */

@@ -11,5 +11,5 @@ console.log(`  step ms (steps ${k}..${m.step_wall_ms.length - 1}): median ${med(
 for (const [p, xs] of Object.entries(m.phase_wall_ms ?? {})) console.log(`  phase ${p.padEnd(22)} ${med(xs.slice(k)).toFixed(1)} ms`);
 if (m.kernel_calls) for (const [b, calls] of Object.entries(m.kernel_calls)) console.log(`  kernel calls on ${b}: ${JSON.stringify(calls)}`);
 const calls = (k) => m.kernel_calls?.webgpu?.[k] ?? m.kernel_calls?.cpu?.[k] ?? 0;
-for (const [k, t] of Object.entries(m.kernel_transfer_bytes ?? {})) if (t.up + t.down > 0) console.log(`  transfers ${k.padEnd(16)} up ${(t.up / 1e6).toFixed(1)} MB, down ${(t.down / 1e6).toFixed(1)} MB over ${calls(k) || 'the'} calls`);
-for (const [k, t] of Object.entries(m.kernel_device_ms ?? {})) console.log(`  device ${k.padEnd(16)} ${t.calls} calls, median ${t.median_ms} ms, total ${t.total_ms} ms`);
+for (const [name, t] of Object.entries(m.kernel_transfer_bytes ?? {})) if (t.up + t.down > 0) console.log(`  transfers ${name.padEnd(16)} up ${(t.up / 1e6).toFixed(1)} MB, down ${(t.down / 1e6).toFixed(1)} MB over ${calls(name) || 'the'} calls`);
+for (const [name, ms] of Object.entries(m.kernel_device_ms ?? {})) console.log(`  device ${name.padEnd(16)} ${ms.length} calls, median ${med(ms.slice(k)).toFixed(2)} ms from call ${k}, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms`);

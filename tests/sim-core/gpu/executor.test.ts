@@ -318,6 +318,23 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     for (const id of runs) expect(JSON.parse(fs.readFileSync(path.join(out, 'runs', id, 'manifest.json'), 'utf8')).backend, id).toBe('webgpu');
   });
 
+  it('socsim bench --backend webgpu: the social step, the bytes each kernel moved and each GPU kernel timed', () => {
+    const args = [BIN, 'bench', '--backend', 'webgpu', '--agents', '3000', '--runs', '1', '--json', '--only', 'social-step-3k-webgpu,social-kernel'];
+    const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const byName = new Map((JSON.parse(r.stdout).results as Array<{ name: string; median: number; runs: number }>).map((x) => [x.name, x]));
+    expect(byName.get('social-step-3k-webgpu')?.runs).toBe(24);
+    // The feed kernel's records and the act kernel's post rows go up; apply reads its users' rows back.
+    expect(byName.get('social-gpu-up-recommend-3k-webgpu')?.median).toBeGreaterThan(0);
+    expect(byName.get('social-gpu-up-act-3k-webgpu')?.median).toBeGreaterThan(0);
+    expect(byName.get('social-gpu-down-(sync)-3k-webgpu')?.median).toBeGreaterThan(0);
+    for (const k of ['activate', 'recommend', 'act', 'postContent', 'exposure']) {
+      const x = byName.get(`social-kernel-${k}-3k-webgpu`);
+      expect(x?.runs, k).toBe(6);
+      expect(x?.median, k).toBeGreaterThan(0);
+    }
+  });
+
   it('spread, transition and applyMarks equal the CPU kernels on random u8 states, p from 0 to 1', async () => {
     const n = 40_003;
     const { cpu, graph } = await baGraph(n, 4, 9);
