@@ -19,7 +19,7 @@
  * words. Under those bounds every product is finite. The attention table must cover every post's
  * age (the act phase sizes it so; the CPU kernel throws otherwise, the GPU reads its last entry).
  */
-import { EXACT_BELOW, maxDegree, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
+import { EXACT_BELOW, maxDegree, packBytes, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
 import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../sim-core/gpu/softmath.wgsl.ts';
@@ -66,7 +66,11 @@ const HOST = ['behaviour'] as const;
 
 const PARAMS = ['feed_size', 'base', 'dim', 'max_events', 'key_lo', 'key_hi', 'activity_ref', 'post_exponent', 'step', 'label_like', 'label_reshare', 'label_report', 'herding', 'correction', 'vote_scale', 'novelty_weight', 'att_len', 'sp_len'];
 
-export const ACT_WGSL = perParts((parts) => /* wgsl */ `
+/**
+ * The act shader for `parts` ranges of followee targets; with `topicApart`, the posts' topics are
+ * bound on their own instead of in the pack (see the builder below).
+ */
+const actWgsl = (parts: number, topicApart: boolean) => /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 ${SOFTMATH_WGSL}
@@ -75,10 +79,11 @@ struct Params { rows: u32, stride: u32, part: u32, ${PARAMS.map((x) => `${x}: u3
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> inp: array<u32>;
 ${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read_write> ev_action: array<u32>;
-@group(0) @binding(${3 + parts}) var<storage, read_write> ev_target: array<i32>;
-@group(0) @binding(${4 + parts}) var<storage, read_write> ev_count: array<atomic<u32>>;
-@group(0) @binding(${5 + parts}) var<storage, read_write> result: array<atomic<u32>>;
+${topicApart ? `@group(0) @binding(${2 + parts}) var<storage, read> topic: array<u32>;` : ''}
+@group(0) @binding(${2 + apart(topicApart) + parts}) var<storage, read_write> ev_action: array<u32>;
+@group(0) @binding(${3 + apart(topicApart) + parts}) var<storage, read_write> ev_target: array<i32>;
+@group(0) @binding(${4 + apart(topicApart) + parts}) var<storage, read_write> ev_count: array<atomic<u32>>;
+@group(0) @binding(${5 + apart(topicApart) + parts}) var<storage, read_write> result: array<atomic<u32>>;
 const F_HALF = 0x3f000000u;
 const F_ONE_HALF = 0x3fc00000u;
 const F_TWO = 0x40000000u;
@@ -142,7 +147,7 @@ ${ROW}
     let r = u32(id) - p.base;
     let au = i32_at(p.o_author, r);
     var dot = 0u;
-    for (var e = 0u; e < p.dim; e++) { dot = f_add(dot, f_mul(inp[p.o_interest + u * p.dim + e], inp[p.o_topic + r * p.dim + e])); }
+    for (var e = 0u; e < p.dim; e++) { dot = f_add(dot, f_mul(inp[p.o_interest + u * p.dim + e], ${topicApart ? 'topic[r * p.dim + e]' : 'inp[p.o_topic + r * p.dim + e]'})); }
     let dd = f_sub(x, inp[p.o_stance + r]);
     let agree = f_sub(F_ONE, f_mul(dd & F_ABS, F_HALF));
     let m05 = f_add(F_HALF, f_mul(f_add(F_ONE, dot), F_HALF));
@@ -227,7 +232,12 @@ ${ROW}
   atomicAnd(&ev_count[k >> 1u], ~(0xffffu << sh));
   atomicOr(&ev_count[k >> 1u], ne << sh);
   if (ne > 0u) { atomicAdd(&result[0], ne); }
-}`);
+}`;
+const apart = (topicApart: boolean) => (topicApart ? 1 : 0);
+export const ACT_WGSL = perParts((parts) => actWgsl(parts, false));
+const ACT_TOPIC_APART_WGSL = perParts((parts) => actWgsl(parts, true));
+/** The topics' slot in the pack when they are bound on their own. */
+const NO_TOPIC = new Float32Array(0);
 
 /** Within [0, 1e4] as a float32: a factor whose products stay finite (see above). */
 const bounded = (v: unknown) => typeof v === 'number' && Math.fround(v) >= 0 && Math.fround(v) <= 1e4;
@@ -277,10 +287,15 @@ registerGpuKernel(K.act, (a, rows, plan) => {
   const activityRef = Math.fround(a.activityRef as number);
   const postExponent = Math.fround(a.postExponent as number);
   if (!(voteScale >= 1e-30 && voteScale <= 1e30) || !(Math.abs(noveltyWeight) <= 8) || !(activityRef >= 1e-30 && activityRef <= 1e30) || !Number.isFinite(postExponent)) return undefined;
-  // Beside the pack, the three event arrays and the result word.
-  const parts = plan.partsBeside(5);
+  // The posts' topics (64 bytes a post: 1.5 GB in a full 48-hour window at 10M agents) go in the
+  // pack while it fits one binding; past that they are bound on their own (an empty array holds
+  // their slot in the pack), which costs a storage binding, one range of the targets fewer.
+  const full = PACKED.map((k) => arr[k] as Float32Array);
+  const topicApart = packBytes(full) > plan.partBytes;
+  const pack = topicApart ? full.map((x) => (x === arr.topic ? NO_TOPIC : x)) : full;
+  // Beside the pack, the topics (when apart), the three event arrays and the result word.
+  const parts = plan.partsBeside(5 + apart(topicApart));
   if (parts < 1) return undefined;
-  const pack = PACKED.map((k) => arr[k] as Float32Array);
   const f32 = (k: string) => f32Bits(a[k] as number);
   const params = [
     plan.partBytes / 4,
@@ -305,10 +320,10 @@ registerGpuKernel(K.act, (a, rows, plan) => {
   ];
   const { evAction, evTarget, evCount } = arr as Record<string, Float32Array>;
   return {
-    shader: ACT_WGSL(parts),
+    shader: topicApart ? ACT_TOPIC_APART_WGSL(parts) : ACT_WGSL(parts),
     gridRows: rows,
     params,
-    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, evAction, evTarget, evCount],
+    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, ...(topicApart ? [arr.topic as Float32Array] : []), evAction, evTarget, evCount],
     writes: [evAction, evTarget, evCount],
     hostTables: HOST.map((k) => arr[k] as Float32Array),
     resultWords: 1,

@@ -384,6 +384,24 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
         }
         expect(exec.counts.gpu.get('act'), `${storage} storage buffers`).toBe(2);
       }
+      // A binding limit that the pack without the topics fits, and the topics, but not the whole
+      // pack: the topics are bound on their own and act stays on the device (at 10M agents and a
+      // full window the pack is ~2.9 GB, past NVIDIA's 2 GiB binding).
+      // (The first 500 rows, so that their event arrays fit the limit too.)
+      const few = 500;
+      const fewOutputs = () => ({ evAction: sharedArray('u8', few * maxEvents), evTarget: sharedArray('i32', few * maxEvents), evCount: sharedArray('u16', few) });
+      const rest = packBytes - post.topic.byteLength;
+      const tight = Math.ceil(Math.max(rest, post.topic.byteLength, fewOutputs().evTarget.byteLength) / 256) * 256;
+      expect(tight).toBeLessThan(packBytes);
+      const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes: tight });
+      const mine = fewOutputs();
+      const theirs = fewOutputs();
+      const want = await cpu.reduce(K.act, { ...args, key: 77, ...mine }, few, { chunkRows: 128 });
+      const got = await exec.reduce(K.act, { ...args, key: 77, ...theirs }, few, { chunkRows: 128 });
+      await exec.sync();
+      expect(got).toEqual(want);
+      for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), name).toBe(true);
+      expect(exec.counts.gpu.get('act')).toBe(1);
     } finally {
       await cpu.close();
       await inner.close();
