@@ -19,13 +19,14 @@
  * runner calls it before it reads agent columns for checkpoints and at the end of a run), and
  * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
  * runner's snapshots); `sync(arrays)` reads back only some arrays, or their first elements (the
- * apply phase: the rows of the step's active users). Arrays are written on the host only before their first kernel, or between kernels through
- * `hostWrote(array, from, to)`, which marks those elements of the device copy stale: the next
- * kernel that binds the array uploads only them (the post table's columns, appended to every step,
- * go up a step's rows at a time). A call's `hostTables`, parameter tables the host rewrites at
- * will, are uploaded at every call instead (whole, or the elements the call names). Phases that write columns in plain JavaScript
- * after a GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on
- * both backends) catch a phase that does not.
+ * apply phase: the rows of the step's active users). Arrays are written on the host only before
+ * their first kernel, or between kernels through `hostWrote(array, from, to)`, which marks those
+ * elements of the device copy stale: the next kernel that binds the array uploads only them (the
+ * post table's columns, appended to every step, go up a step's rows at a time). A call's
+ * `hostTables`, parameter tables the host rewrites at will, are uploaded at every call instead
+ * (whole, or the elements the call names). Phases that write columns in plain JavaScript after a
+ * GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on both
+ * backends) catch a phase that does not.
  */
 import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
 import { releaseArrays, sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
@@ -311,8 +312,9 @@ export class GpuExecutor implements Executor {
   /** `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back. */
   private async readBack(src: GPUBuffer, bytes: number, offset = 0): Promise<ArrayBuffer> {
     const { device } = this.gpu;
+    // Whole words, within the buffer (its size and offset are multiples of 4).
     const size = Math.min(Math.max(16, Math.ceil(bytes / 4) * 4), src.size - offset);
-    const read = device.createBuffer({ size: Math.ceil(size / 4) * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const enc = device.createCommandEncoder();
     enc.copyBufferToBuffer(src, offset, read, 0, size);
     device.queue.submit([enc.finish()]);
