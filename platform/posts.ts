@@ -145,7 +145,7 @@ export class PostTable {
   /**
    * The first row added or moved (compact) since the last call: rows before it hold what they
    * held then, except the counters, flags and rank of live posts, which change after creation.
-   * For an executor that keeps a device copy of the columns (platform/state.ts announcePostWrites).
+   * For an executor that keeps a device copy of the columns (platform/state.ts announceHostWrites).
    */
   takeChanged(): number {
     const from = Math.min(this.changedFrom, this.count);

@@ -276,8 +276,11 @@ export function feedArgs(s: SocialState) {
   return { active: s.active, feed: s.feed, feedFlags: s.feedFlags, feedLen: s.feedLen, feedSize: s.cfg.feedSize, base: s.posts.base };
 }
 
-/** Post columns the host changes after a post is created: counters (apply), flags (apply, interventions), rank (downrank). */
-const MUTABLE_POST_COLUMNS = new Set(['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'impressions', 'flags', 'rank']);
+/**
+ * Post columns the host changes after a post is created: counters (apply), flags (apply,
+ * interventions), rank (downrank). Impressions are counted by a kernel, which the executor sees.
+ */
+const MUTABLE_POST_COLUMNS = new Set(['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
 
 /**
  * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in

@@ -202,13 +202,19 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(want[0][n - 1]).toBe(src[index[n - 1] < 0 ? n - 1 : index[n - 1]]);
   });
 
-  it('hostWrote(array, from, to): the next kernel uploads those elements (whole words) and nothing else', async () => {
-    const n = 10_001;
+  /** n random non-zero bytes copied into `out` on the device, and the executor that did it. */
+  async function copiedOnDevice(n: number, seed: number) {
     const src = sharedArray('u8', n);
-    for (let i = 0; i < n; i++) src[i] = 1 + (hash(22, i) % 250);
+    for (let i = 0; i < n; i++) src[i] = 1 + (hash(seed, i) % 250);
     const out = sharedArray('u8', n);
     const exec = new GpuExecutor(gpu!, createExecutor(1));
     await exec.run(K.copy, { out, src }, n);
+    return { src, out, exec };
+  }
+
+  it('hostWrote(array, from, to): the next kernel uploads those elements (whole words) and nothing else', async () => {
+    const n = 10_001;
+    const { src, out, exec } = await copiedOnDevice(n, 22);
     // Both arrays go up whole the first time (out too: a kernel's output is uploaded before it runs).
     expect(exec.transfers.get('copy')?.up).toBe(2 * n);
     const before = Uint8Array.from(src);
@@ -234,11 +240,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
 
   it('sync with a length reads back that prefix only; the rest comes back when a CPU kernel needs it', async () => {
     const n = 10_003;
-    const src = sharedArray('u8', n);
-    for (let i = 0; i < n; i++) src[i] = 1 + (hash(23, i) % 250);
-    const out = sharedArray('u8', n);
-    const exec = new GpuExecutor(gpu!, createExecutor(1));
-    await exec.run(K.copy, { out, src }, n);
+    const { src, out, exec } = await copiedOnDevice(n, 23);
     await exec.sync([{ array: out, length: 1001 }]);
     // 1001 elements: the words they touch (1004 bytes) come back, nothing after.
     expect(exec.transfers.get('(sync)')?.down).toBe(1004);
