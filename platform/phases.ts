@@ -302,6 +302,12 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         }
       }
       announceHostWrites(world, s);
+      // The post table doubled: its old columns go back now, not at some later collection (10M
+      // agents: 2.3 GB at 2^24 rows, which otherwise lingered into the full window's peak).
+      if (P.grew) {
+        P.grew = false;
+        await releaseArrays(world.exec);
+      }
       for (let a = 0; a < ACTIONS.length; a++) ctx.metric(`actions_${ACTIONS[a]}`, tally[a]);
       ctx.metric('posts_original', made[KIND.original]);
       ctx.metric('posts_repost', made[KIND.repost]);

@@ -110,6 +110,12 @@ export class PostTable {
   tags: readonly string[] = [''];
   /** Rows [changedFrom, count) were added or moved since the last takeChanged(). */
   private changedFrom = 0;
+  /**
+   * Set when `reserve` moved the columns to larger buffers: the old ones (137 B a row) stay
+   * allocated until a collection finds them, so the caller releases them (`releaseArrays`) at its
+   * next async point and clears this.
+   */
+  grew = false;
 
   /**
    * `firstId` is the id the first post gets: 0 in a run (ids are creation ranks); tests start near
@@ -177,6 +183,7 @@ export class PostTable {
     this.topic = topic;
     this.capacity = cap;
     this.changedFrom = 0;
+    this.grew = true;
   }
 
   /**

@@ -6,7 +6,7 @@
  * (round(TOPIC_SCALE x component))]. Static fields are written once per post; base scores every
  * step. Rows follow the post table's rows (shifted when it compacts).
  */
-import type { Executor } from '../sim-core/exec.ts';
+import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
 import { TOPIC_SCALE, rowBaseScore, type ScoreOptions } from './rankers.ts';
@@ -63,7 +63,11 @@ export class PostRecords {
       this.built = Math.max(0, this.built - shift);
       this.base = posts.base;
     }
-    if (this.rec.length < posts.count * S) this.grow(posts.count);
+    if (this.rec.length < posts.count * S) {
+      this.grow(posts.count);
+      // The old records go back now (0.5 GB at 2^24 rows), not at some later collection.
+      await releaseArrays(exec);
+    }
     const c = posts.cols;
     const [removed] = await exec.reduce(
       K.updateRecords,

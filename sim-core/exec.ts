@@ -91,7 +91,12 @@ export interface Executor {
  */
 export async function releaseArrays(exec: Executor): Promise<void> {
   if (exec.release) await exec.release();
-  else await releaseMemory();
+  else {
+    // A new macrotask first, as the pool's release does: called from inside a phase, a collection
+    // in the same task left the arrays that phase had just dropped alive (one thread, 2026-11-27).
+    await new Promise((r) => setImmediate(r));
+    await releaseMemory();
+  }
 }
 
 /** Sums on their way (wrapped: a promise resolving to a promise would wait for both). */

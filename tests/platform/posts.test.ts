@@ -114,4 +114,22 @@ describe('the window of rows', () => {
     expect(grows).toBeGreaterThan(0);
     expect(t.capacity).toBeLessThan(2 * most);
   });
+  it('the apply phase hands the columns a growth replaced back at once', async () => {
+    const society = await buildSociety(exec, { agents: 3000, seed: 3, graph: { kind: 'homophilous', meanFollowing: 20, homophily: 0.8 } });
+    const behaviour = heuristicBehaviour({ ageBands: 6, leaningCentres: [-1, -0.5, 0, 0.5, 1], tiers: ACTIVITY_TIERS.length });
+    const world: World = { agents: society.agents, graph: society.graph, exec, seed: 3, stepSeconds: 3600 };
+    const s = createSocialState(world, socialConfig.parse({ startHour: 12 }), behaviour, society.prototypes, 64);
+    s.posts = new PostTable(s.posts.dim, 16);
+    const phases = socialStep(s, { recommend: recommendPhase(s) });
+    for (const p of phases) await p.init?.(world);
+    const old = new WeakRef(s.posts.cols.likes);
+    const oldTopic = new WeakRef(s.posts.topic);
+    await runStep(world, phases, 0);
+    expect(s.posts.capacity).toBeGreaterThan(16);
+    // Cleared by the phase that grew it, after releasing the old buffers (not at a later collection).
+    expect(s.posts.grew).toBe(false);
+    await new Promise((r) => setImmediate(r));
+    expect(old.deref()).toBeUndefined();
+    expect(oldTopic.deref()).toBeUndefined();
+  });
 });
