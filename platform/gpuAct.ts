@@ -289,7 +289,9 @@ registerGpuKernel(K.act, (a, rows, plan) => {
   if (!(voteScale >= 1e-30 && voteScale <= 1e30) || !(Math.abs(noveltyWeight) <= 8) || !(activityRef >= 1e-30 && activityRef <= 1e30) || !Number.isFinite(postExponent)) return undefined;
   // The posts' topics (64 bytes a post: 1.5 GB in a full 48-hour window at 10M agents) go in the
   // pack while it fits one binding; past that they are bound on their own (an empty array holds
-  // their slot in the pack), which costs a storage binding, one range of the targets fewer.
+  // their slot in the pack), which costs a storage binding, one range of the targets fewer. Bound
+  // apart, only the rows in use are: at 10M agents the table's capacity (2^25 rows, 2 GiB of
+  // topics) passes NVIDIA's binding limit (2 GiB - 4) while its ~29M rows do not.
   const full = PACKED.map((k) => arr[k] as Float32Array);
   const topicApart = packBytes(full) > plan.partBytes;
   const pack = topicApart ? full.map((x) => (x === arr.topic ? NO_TOPIC : x)) : full;
@@ -323,7 +325,14 @@ registerGpuKernel(K.act, (a, rows, plan) => {
     shader: topicApart ? ACT_TOPIC_APART_WGSL(parts) : ACT_WGSL(parts),
     gridRows: rows,
     params,
-    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, ...(topicApart ? [arr.topic as Float32Array] : []), evAction, evTarget, evCount],
+    arrays: [
+      { pack },
+      { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts },
+      ...(topicApart ? [{ split: arr.topic as Float32Array, partBytes: plan.partBytes, parts: 1, bytes: (a.count as number) * (a.dim as number) * 4 }] : []),
+      evAction,
+      evTarget,
+      evCount,
+    ],
     writes: [evAction, evTarget, evCount],
     hostTables: HOST.map((k) => arr[k] as Float32Array),
     resultWords: 1,

@@ -125,7 +125,8 @@ const ACT = {
     socialProof: 'f32',
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
-  params: [...FEED_PARAMS, 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
+  /** count: rows of the post columns in use (the feeds' posts are among them). */
+  params: [...FEED_PARAMS, 'count', 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 

@@ -85,6 +85,7 @@ export function actPhase(s: SocialState): Phase {
           novelty: p.novelty,
           treatVote: p.treat_vote,
           topic: s.posts.topic,
+          count: s.posts.count,
           dim: s.posts.dim,
           opinion: world.agents.columns.opinion,
           interest: world.agents.columns.interest,

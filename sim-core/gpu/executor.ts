@@ -442,9 +442,9 @@ export class GpuExecutor implements Executor {
         buffers.push(this.toDevice(x));
         continue;
       }
-      // One buffer, bound as x.parts ranges; unused ranges repeat the first.
+      // One buffer, bound as x.parts ranges of its first x.bytes (whole words); unused ranges repeat the first.
       const buffer = this.toDevice(x.split);
-      const bytes = Math.max(4, x.split.byteLength);
+      const bytes = Math.max(4, Math.ceil(Math.min(x.bytes ?? x.split.byteLength, x.split.byteLength) / 4) * 4);
       for (let i = 0; i < x.parts; i++) {
         const offset = i * x.partBytes < bytes ? i * x.partBytes : 0;
         buffers.push({ buffer, offset, size: Math.min(x.partBytes, bytes - offset) });

@@ -29,6 +29,11 @@ export interface Split {
   split: TypedArray;
   partBytes: number;
   parts: number;
+  /**
+   * Bytes bound from the array's start (default all of it): a table with room to grow binds only
+   * the rows in use, so its capacity may pass the binding limit while they do not.
+   */
+  bytes?: number;
 }
 
 /**
@@ -119,7 +124,7 @@ export function gpuKernelFor(k: AnyKernel, a: Record<string, unknown>, rows: num
   const call = build(k, a, rows, partBytes, parts, gpu.limits.maxStorageBuffersPerShaderStage);
   if (!call) return undefined;
   const fits = (x: TypedArray | Split | Pack) =>
-    isPack(x) ? packBytes(x.pack) <= maxBinding : isSplit(x) ? x.parts > 0 && x.split.byteLength <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
+    isPack(x) ? packBytes(x.pack) <= maxBinding : isSplit(x) ? x.parts > 0 && (x.bytes ?? x.split.byteLength) <= x.parts * partBytes && x.split.byteLength <= gpu.limits.maxBufferSize : x.byteLength <= maxBinding;
   // A shader with more storage bindings than the adapter allows would not compile.
   const bindings = call.arrays.reduce((n, x) => n + (!isPack(x) && isSplit(x) ? x.parts : 1), call.resultWords ? 1 : 0);
   return bindings <= gpu.limits.maxStorageBuffersPerShaderStage && call.arrays.every(fits) ? call : undefined;

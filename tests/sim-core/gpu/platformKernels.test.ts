@@ -345,7 +345,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     }
     const attention = attentionTable(193, 0.4, 0.4, 0.25);
     const args = {
-      active, feed, feedFlags, feedLen, feedSize: F, base, ...post, dim: D, opinion, interest, archetype, behaviour, followers, offsets, targets, sessions, activity,
+      active, feed, feedFlags, feedLen, feedSize: F, base, ...post, count: posts, dim: D, opinion, interest, archetype, behaviour, followers, offsets, targets, sessions, activity,
       attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14),
     };
     const outputs = () => {
@@ -402,6 +402,19 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       expect(got).toEqual(want);
       for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), name).toBe(true);
       expect(exec.counts.gpu.get('act')).toBe(1);
+      // The topics of a table with room to grow, past the limit, while the rows in use fit it: only
+      // those are bound, and act stays on the device (at 10M agents the table's 2^25 rows of topics
+      // are 2 GiB, past NVIDIA's 2 GiB - 4, and its ~29M rows in use are not).
+      const roomy = sharedArray('f32', tight / 4 + posts * D);
+      roomy.set(post.topic);
+      expect(roomy.byteLength).toBeGreaterThan(tight);
+      const [again, mine2] = [fewOutputs(), fewOutputs()];
+      const want2 = await cpu.reduce(K.act, { ...args, topic: roomy, key: 78, ...mine2 }, few, { chunkRows: 128 });
+      const got2 = await exec.reduce(K.act, { ...args, topic: roomy, key: 78, ...again }, few, { chunkRows: 128 });
+      await exec.sync();
+      expect(got2).toEqual(want2);
+      for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(again[name].buffer).equals(Buffer.from(mine2[name].buffer)), name).toBe(true);
+      expect(exec.counts.gpu.get('act')).toBe(2);
     } finally {
       await cpu.close();
       await inner.close();
