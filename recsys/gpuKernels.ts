@@ -35,13 +35,13 @@ import { kernels as K } from './kernels.ts';
 const MAX_FEED = 64;
 
 /** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
-const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
+const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'score', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
 /**
- * Rewritten by the host between calls unannounced: the records (also through their float view),
- * mutes and the candidate lists. The post columns and latest posts are announced
- * (platform/state.ts announceHostWrites).
+ * Rewritten by the host between calls unannounced: mutes and the candidate lists. The post columns
+ * and latest posts are announced (platform/state.ts announceHostWrites), and so are the records'
+ * static fields and their base scores, which the device reads from `score` (recsys/records.ts).
  */
-const HOST = ['muters', 'muteA', 'muteB', 'rec', 'clusterPosts', 'trending'] as const;
+const HOST = ['muters', 'muteA', 'muteB', 'clusterPosts', 'trending'] as const;
 
 const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'ranker', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 
@@ -97,7 +97,7 @@ fn muted(a: u32, b: i32) -> bool {
 }
 // scoreOf of recsys/kernels.ts: f32 bits.
 fn score_of(u: u32, r: u32, id: i32) -> u32 {
-  let b = rec_at(r, 0u);
+  let b = inp[p.o_score + r];
   if (p.ranker == ${RANKER.random}u) {
     let h = rng_hash(p.key_lo, p.key_hi, u, u32(id) & 0x7fffffffu);
     var x = 0x4f800000u;
@@ -112,7 +112,7 @@ fn score_of(u: u32, r: u32, id: i32) -> u32 {
   }
   return f_mul(b, f_from_dot(dot));
 }
-fn bar(r: u32) -> u32 { return f_mul(rec_at(r, 0u), ${f32Bits(MAX_DOT)}u); }
+fn bar(r: u32) -> u32 { return f_mul(inp[p.o_score + r], ${f32Bits(MAX_DOT)}u); }
 // enters of recsys/kernels.ts, on the in-network (which = 0) or out-of-network list.
 fn enters(which: u32, len: u32, cap: u32, id: i32, sc: u32) -> bool {
   if (len < cap) { return true; }
@@ -259,6 +259,7 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
     muteA: Int32Array,
     muteB: Int32Array,
     rec: Int32Array,
+    score: Float32Array,
     flags: Uint8Array,
     rootAuthor: Int32Array,
     clusterPosts: Int32Array,
@@ -278,6 +279,8 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
   if ((a.feedSize as number) > MAX_FEED || (a.inNetwork as number) > (a.feedSize as number) || maxDegree(arr.offsets as Int32Array) >= EXACT_BELOW) return undefined;
   if (a.ranker === RANKER.random && span >= EXACT_BELOW) return undefined;
   if ((muteA.length & (muteA.length - 1)) !== 0 || (arr.seenAt as Uint8Array).length < n || (arr.feedLen as Uint8Array).length < rows) return undefined;
+  // The base scores come from their own column (records.ts), written only for a device executor.
+  if ((arr.score as Float32Array).length < (a.count as number)) return undefined;
   // Beside the pack, the five written arrays and the result word.
   const parts = plan.partsBeside(7);
   if (parts < 1) return undefined;
@@ -311,8 +314,7 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
     params,
     arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, seen, seenAt, feed, feedFlags, feedLen],
     writes: [seen, seenAt, feed, feedFlags, feedLen],
-    // The records of rows [0, count): the rest of the array is room to grow.
-    hostTables: HOST.map((k) => (k === 'rec' ? { table: arr.rec as Int32Array, from: 0, to: (a.count as number) * (a.stride as number) } : (arr[k] as Int32Array))),
+    hostTables: HOST.map((k) => arr[k] as Int32Array),
     resultWords: 1,
   };
 });

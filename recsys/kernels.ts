@@ -39,6 +39,11 @@ const RECOMMEND = {
     rec: 'i32',
     recF: 'f32',
     recQ: 'i8',
+    /**
+     * The records' base scores as a column (records.ts `score`), read by the WGSL version only (the
+     * device's records are stale there); empty on the CPU, which reads them from the records.
+     */
+    score: 'f32',
     followers: 'i32',
     /** Interests as int8 round(TOPIC_SCALE x component), as records hold topics. */
     interestQ: 'i8',
@@ -421,13 +426,14 @@ export const POST_CHUNK = 1 << 15;
  * Brings the packed post records (records.ts) up to date for the live rows, from `first` (the post
  * table's first live row): the static fields of rows from `built` on (step, author, previous post
  * by the author, the topic as int8), and every live row's base score (rankers.ts rowBaseScore) at
- * recF[row x stride]. `now` is the current step; `base` the id of row 0. Returns how many of the
+ * recF[row x stride], and also at score[row] when `score` is not empty (records.ts: the webgpu
+ * backend's copy). `now` is the current step; `base` the id of row 0. Returns how many of the
  * live rows are removed (FLAG.removed), so that the feed kernel reads flags only when some are.
  */
 const updateRecords = kernel(
   {
     reads: { rank: 'f32', step: 'i32', author: 'i32', prevByAuthor: 'i32', topic: 'f32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
-    writes: { rec: 'i32', recF: 'f32', recQ: 'i8' },
+    writes: { rec: 'i32', recF: 'f32', recQ: 'i8', score: 'f32' },
     params: ['base', 'first', 'built', 'dim', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
   },
   (a, start, end): number[] => {
@@ -442,8 +448,10 @@ const updateRecords = kernel(
       for (let d = 0, q = (at + 4) * 4; d < D; d++) recQ[q + d] = quantise(topic[r * D + d]);
     }
     let removed = 0;
+    const score = a.score.length > 0 ? a.score : undefined;
     for (let r = Math.max(start, a.first); r < end; r++) {
       out[r * S] = rowBaseScore(cols, base, r, o);
+      if (score) score[r] = out[r * S];
       if ((flags[r] & FLAG_REMOVED) !== 0) removed++;
     }
     return [removed];

@@ -75,6 +75,7 @@ export function recommendPhase(s: SocialState): Phase {
           rec: records.rec,
           recF: records.recF,
           recQ: records.recQ,
+          score: records.score,
           stride: records.stride,
           followers: s.followers,
           interestQ,

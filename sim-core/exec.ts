@@ -42,6 +42,12 @@ export interface RunOptions {
   chunkRows?: number;
   /** Split the rows into exactly this many equal ranges instead (e.g. CSR construction passes). */
   parts?: number;
+  /**
+   * For an executor that keeps device copies (sim-core/gpu/executor.ts), when it runs the kernel on
+   * the CPU: the caller reports with hostWrote what the kernel wrote that a device copy must see,
+   * instead of every written array going stale on the device whole.
+   */
+  announced?: boolean;
 }
 
 export interface Executor {

@@ -19,6 +19,13 @@ export function grid(rows: number, maxPerDim: number): { x: number; y: number; s
 const WRITE_BYTES = 64 << 20;
 
 /**
+ * The copy writeArray hands to writeBuffer, kept between calls: writeBuffer copies its data before
+ * it returns, and a new zero-filled array per part cost an allocation, a zeroing pass and a
+ * collection per 64 MB uploaded (a 10M-agent social step uploads over a gigabyte).
+ */
+let scratch = new Uint8Array(0);
+
+/**
  * Writes the bytes of `a` into `buffer` at `offset` (a multiple of 4), padded to a multiple of 4
  * as writeBuffer requires, in parts of WRITE_BYTES: Dawn's writeBuffer rejects views of a
  * SharedArrayBuffer (every column and CSR array of the engine), so each part is copied, and a
@@ -30,9 +37,10 @@ export function writeArray(queue: GPUQueue, buffer: GPUBuffer, offset: number, a
     const padded = Math.ceil(bytes / 4) * 4;
     let part = new Uint8Array(a.buffer, a.byteOffset + o, bytes);
     if (!(a.buffer instanceof ArrayBuffer) || padded !== bytes) {
-      const copy = new Uint8Array(padded);
-      copy.set(part);
-      part = copy;
+      if (scratch.length < padded) scratch = new Uint8Array(Math.min(WRITE_BYTES, Math.max(padded, 2 * scratch.length)));
+      scratch.set(part);
+      scratch.fill(0, bytes, padded);
+      part = scratch.subarray(0, padded);
     }
     queue.writeBuffer(buffer, offset + o, part);
   }

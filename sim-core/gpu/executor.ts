@@ -260,7 +260,7 @@ export class GpuExecutor implements Executor {
     this.current = k.name;
     for (const v of Object.values(args as object)) if (isArray(v)) this.count(await this.toHost(v), 'down');
     const out = await this.cpu.run(kernel, args, rows, opts);
-    for (const name of Object.keys(k.spec.writes)) {
+    for (const name of opts?.announced ? [] : Object.keys(k.spec.writes)) {
       const v = (args as Record<string, unknown>)[name];
       if (!isArray(v)) continue;
       this.bump(v);
@@ -302,15 +302,17 @@ export class GpuExecutor implements Executor {
     const from = r.hostFrom;
     const to = Math.min(r.hostTo, Math.ceil(upTo / 4) * 4);
     if (to <= from) return 0;
-    const bytes = await this.readBack(r.buffer, to - from, from);
-    new Uint8Array(arr.buffer, arr.byteOffset + from, to - from).set(new Uint8Array(bytes));
+    await this.readBack(r.buffer, to - from, from, new Uint8Array(arr.buffer, arr.byteOffset + from, to - from));
     r.hostFrom = to;
     if (hostValid(r)) this.deviceOnly.delete(arr);
     return to - from;
   }
 
-  /** `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back. */
-  private async readBack(src: GPUBuffer, bytes: number, offset = 0): Promise<ArrayBuffer> {
+  /**
+   * `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back into `into` (a new array
+   * by default), straight from the mapped range.
+   */
+  private async readBack(src: GPUBuffer, bytes: number, offset = 0, into: Uint8Array<ArrayBufferLike> = new Uint8Array(bytes)): Promise<Uint8Array<ArrayBufferLike>> {
     const { device } = this.gpu;
     // Whole words, within the buffer (its size and offset are multiples of 4).
     const size = Math.min(Math.max(16, Math.ceil(bytes / 4) * 4), src.size - offset);
@@ -319,10 +321,10 @@ export class GpuExecutor implements Executor {
     enc.copyBufferToBuffer(src, offset, read, 0, size);
     device.queue.submit([enc.finish()]);
     await read.mapAsync(GPUMapMode.READ);
-    const out = read.getMappedRange().slice(0, bytes);
+    into.set(new Uint8Array(read.getMappedRange(), 0, bytes));
     read.unmap();
     read.destroy();
-    return out;
+    return into;
   }
 
   /**
@@ -475,7 +477,7 @@ export class GpuExecutor implements Executor {
     if (!result) return { sums: Promise.resolve([]) };
     // readBack submits its copy before it first waits.
     const sums = this.readBack(result, call.resultWords! * 4).then((bytes) => {
-      const out = Array.from(new Uint32Array(bytes));
+      const out = Array.from(new Uint32Array(bytes.buffer, 0, call.resultWords!));
       return call.finish ? call.finish(out) : out;
     });
     sums.catch(() => undefined); // a failure surfaces where the sums are awaited

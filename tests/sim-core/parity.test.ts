@@ -193,13 +193,16 @@ describe('kernel parity: inline and worker pool', () => {
     const rec = sharedArray('i32', posts * stride);
     const recF = new Float32Array(rec.buffer);
     const recQ = new Int8Array(rec.buffer);
+    const score = sharedArray('f32', posts);
     for (const ranker of [0, 1, 2, 3]) {
       // Rows before 1000 are retired (not scored); static fields are written from row 40,000.
       const o = { base: 1000, first: 1000, built: 40_000, dim: 16, stride, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0 };
       const { kind, flags, cluster, ...scored } = post;
       // It also counts the removed live posts (FLAG.removed = 8: every 23rd row here), so the feed kernel reads flags only when some are.
-      const [removed] = await check.reduce(recsys.updateRecords, { ...scored, prevByAuthor, topic, flags, followers, rec, recF, recQ, ...o }, posts, { chunkRows: 16384 });
+      const [removed] = await check.reduce(recsys.updateRecords, { ...scored, prevByAuthor, topic, flags, followers, rec, recF, recQ, score, ...o }, posts, { chunkRows: 16384 });
       expect(removed).toBe(Math.ceil(posts / 23) - Math.ceil(1000 / 23));
+      // The webgpu backend's column of base scores holds the records' values for the live rows.
+      for (let r = 1000; r < posts; r += 997) expect(score[r]).toBe(recF[r * stride]);
       const { rank, likes } = post;
       await check.run(recsys.candidateTops, { kind, flags, cluster, rank, likes, recF, base: 1000, stride, ranker, firstRow: 2000, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, posts, { chunkRows: 16384 });
     }

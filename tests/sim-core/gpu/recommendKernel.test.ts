@@ -40,6 +40,8 @@ function world(removedShare: number) {
   const rec = sharedArray('i32', posts * stride);
   const recF = new Float32Array(rec.buffer);
   const recQ = new Int8Array(rec.buffer);
+  // The base scores as the webgpu backend gets them, in a column of their own (records.ts).
+  const score = sharedArray('f32', posts);
   const latest = sharedArray('i32', users).fill(-1);
   const flags = sharedArray('u8', posts);
   const rootAuthor = sharedArray('i32', posts);
@@ -50,6 +52,7 @@ function world(removedShare: number) {
     const au = hash(84, r) % users;
     // A few equal base scores, so ties by id are exercised.
     recF[at] = hash(84, r, 1) % 7 === 0 ? 0.5 : (hash(84, r, 2) / 2 ** 32) * 3 - 0.2;
+    score[r] = recF[at];
     rec[at + 1] = Math.floor((r * 48) / posts);
     rec[at + 2] = au;
     rec[at + 3] = latest[au];
@@ -82,7 +85,7 @@ function world(removedShare: number) {
   return {
     users, rows, seenSize,
     args: {
-      active, offsets, targets, latest, recent, rootAuthor, flags, rec, recF, recQ, followers: sharedArray('i32', users), interestQ, userClusters, clusterPosts, trending,
+      active, offsets, targets, latest, recent, rootAuthor, flags, rec, recF, recQ, score, followers: sharedArray('i32', users), interestQ, userClusters, clusterPosts, trending,
       muteA: mutes.keysA, muteB: mutes.keysB, muters, base, count: posts, stride, dim: D, probe, perCluster, seenSize, minStep, minRow, perAuthor: 2, maxScan: 32,
       removed: flags.reduce((n, f) => n + (f === 0 ? 0 : 1), 0),
     },
