@@ -65,8 +65,8 @@ export interface Manifest {
   checkpoint?: { step: number; file: string; bytes: number; seconds: number };
   /** Why the latest checkpoint could not be written (the run went on without it). */
   checkpoint_error?: string;
-  /** Each time the run was resumed: from which step, when, set-up again plus reading the checkpoint, and the restore. */
-  resumed?: Array<{ from_step: number; at: string; setup_seconds: number; restore_seconds: number }>;
+  /** Each time the run was resumed: from which step, when, on how many threads and which backend, set-up again plus reading the checkpoint, and the restore. */
+  resumed?: Array<{ from_step: number; at: string; threads: number; backend: Manifest['backend']; setup_seconds: number; restore_seconds: number }>;
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
 }
 

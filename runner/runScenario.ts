@@ -229,7 +229,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     },
   };
   // A resumed run keeps its manifest (parameters, start time, the steps it has) and says so.
-  const manifest: Manifest = resuming ? { ...resuming.manifest, threads, status: 'running', error: undefined, finished_at: undefined } : fresh;
+  // Its threads and backend are those of this process (a run may be resumed on others).
+  const manifest: Manifest = resuming ? { ...resuming.manifest, threads, backend: opened.backend, adapter: opened.adapter, status: 'running', error: undefined, finished_at: undefined } : fresh;
   manifest.pid = process.pid;
   manifest.host = os.hostname();
   const policy = new CheckpointPolicy(o.checkpointEvery);
@@ -359,7 +360,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // Snapshots past the checkpoint are written again when their step comes.
       const keep = new Set(m.manifest.agents);
       for (const f of fs.readdirSync(path.join(dir, 'agents'))) if (!keep.has(`agents/${f}`)) fs.rmSync(path.join(dir, 'agents', f), { force: true });
-      (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), setup_seconds: (tr - t0) / 1000, restore_seconds: (performance.now() - tr) / 1000 });
+      (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), threads, backend: opened.backend, setup_seconds: (tr - t0) / 1000, restore_seconds: (performance.now() - tr) / 1000 });
     } else {
       writeJsonAtomic(manifestFile, manifest);
       writeGraph(path.join(dir, 'graph.arrow'), world.graph);

@@ -72,6 +72,10 @@ describe('socsim run --resume', () => {
     const r = socsim(['run', '--resume', dir, '--threads', '1', '--quiet']);
     expect(r.code).toBe(0);
     expectSameFiles(sirRef, dir);
+    // The manifest says what stepped the run since the resume, and the resume entry keeps it.
+    const after = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect([after.threads, after.backend]).toEqual([1, 'cpu']);
+    expect(after.resumed).toMatchObject([{ from_step: m.checkpoint.step, threads: 1, backend: 'cpu' }]);
   }, 120_000);
 
   it('refuses what it cannot resume, with the reason (exit 2)', async () => {
