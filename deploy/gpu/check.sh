@@ -16,7 +16,7 @@ S=${SCALE:-1}
 SECTIONS=${SECTIONS:-parity bench social}
 OUT=${OUT:-/tmp/socsim-gpu-check}; mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
-D=$(cd "$(dirname "$0")" && pwd)
+D=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 G=$PWD/.gpu
 log() { echo "== [${SECONDS}s] $*"; }
 # NVIDIA's Vulkan driver (libGLX_nvidia) needs glvnd's libGLdispatch; bare containers lack it and the loader.
