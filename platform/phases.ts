@@ -13,6 +13,7 @@ import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
 import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+import { IndexList } from '../sim-core/indexList.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
 import { addPost, mayReshare, type PostSpec } from './newPost.ts';
@@ -22,6 +23,9 @@ import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernel
 import './gpuKernels.ts';
 import './gpuAct.ts';
 import { announceHostWrites, feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
+
+/** No element written (announceHostWrites). */
+const NOTHING = new IndexList();
 
 /** Hourly profiles normalised to mean 1 over the day, so `activity` is the mean hourly rate. */
 export function normalisedProfiles(): Float32Array {
@@ -149,6 +153,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let postTopic = sharedArray('f32', 0);
   let postStance = sharedArray('f32', 0);
   let postCluster = sharedArray('u8', 0);
+  // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
+  // the authors of new posts (their latest post) and the users followed or unfollowed (their
+  // follower counts), for a device executor's copies (state.ts announceHostWrites).
+  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList() };
   return {
     name: 'apply',
     state: s,
@@ -220,8 +228,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       };
       // One spec refilled per post (a literal per post was garbage for the main thread's collector).
       const spec: PostSpec = { author: 0, step: ctx.step, kind: 0, parent: -1, stance: 0, topic: undefined, topicOffset: undefined, cluster: undefined, flags: 0 };
+      for (const list of Object.values(wrote)) list.clear();
       const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, offset?: number, cluster?: number) => {
         made[kind]++;
+        wrote.latest.push(u);
         spec.author = u;
         spec.kind = kind;
         spec.parent = parent;
@@ -258,12 +268,15 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           switch (act) {
             case A.like:
               c.likes[r]++;
+              wrote.posts.push(r);
               break;
             case A.dislike:
               c.dislikes[r]++;
+              wrote.posts.push(r);
               break;
             case A.report:
               if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
+              wrote.posts.push(r);
               break;
             case A.repost:
             case A.quote:
@@ -275,6 +288,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
               if (act === A.repost) c.reposts[r]++;
               else if (act === A.quote) c.quotes[r]++;
               else c.comments[r]++;
+              wrote.posts.push(r);
               const ps = c.stance[r];
               const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
               newPost(u, kind, target, stance, undefined, 0);
@@ -287,9 +301,11 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             case A.follow:
               if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
               if (pairSetAdd(s.added, u, target)) s.followers[target]++;
+              wrote.followers.push(target);
               break;
             case A.unfollow:
               if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
+              wrote.followers.push(target);
               break;
             case A.post: {
               // An original post: the user's interest plus noise as topic, its opinion plus noise
@@ -302,7 +318,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           log(u, act, target);
         }
       }
-      announceHostWrites(world, s);
+      announceHostWrites(world, s, wrote);
       // The post table doubled: its old columns go back now, not at some later collection (10M
       // agents: 2.3 GB at 2^24 rows, which otherwise lingered into the full window's peak).
       if (P.grew) {
@@ -466,8 +482,10 @@ export function maintainPhase(s: SocialState): Phase {
       s.conversations.prune(ctx.step + 1 - w);
       ctx.metric('posts_in_window', s.posts.live);
 
-      if ((ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0)) await rebuildGraph(world, s);
-      announceHostWrites(world, s);
+      const rebuild = (ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0);
+      if (rebuild) await rebuildGraph(world, s);
+      // Rows moved by a compaction, and the follower counts of a rebuilt graph.
+      announceHostWrites(world, s, { posts: NOTHING, latest: NOTHING, followers: rebuild ? 'any' : NOTHING });
       ctx.metric('follows_pending', s.added.size + s.removed.size);
     },
     async finish(world) {

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import { createPairSet, type PairSet } from '../sim-core/pairSet.ts';
-import { sharedArray } from '../sim-core/table.ts';
+import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+import type { Executor } from '../sim-core/exec.ts';
+import type { IndexList } from '../sim-core/indexList.ts';
 import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
 import { PostTable } from './posts.ts';
@@ -282,24 +284,46 @@ export function feedArgs(s: SocialState) {
  */
 const MUTABLE_POST_COLUMNS = new Set(['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
 
+/** What a phase wrote of some array in plain JavaScript: the elements at some indices, or any of them. */
+export type Written = 'any' | IndexList;
+
+/**
+ * What a phase wrote besides the post rows it added or moved (which PostTable.takeChanged knows):
+ * the changing columns of older live posts (MUTABLE_POST_COLUMNS; indices are rows), authors'
+ * latest posts and follower counts (indices are users).
+ */
+export interface HostWrites {
+  posts: Written;
+  latest: Written;
+  followers: Written;
+}
+
+const ANY: HostWrites = { posts: 'any', latest: 'any', followers: 'any' };
+
 /**
  * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
  * plain JavaScript, so that the next kernel uploads only that: the post rows added or moved since
- * the last call (PostTable.takeChanged), the live rows of the columns that change after creation,
- * and each author's latest post and follower count (whole: written at scattered users). Phases
- * that write any of these on the host call it before the next kernel: apply, maintain (compaction,
- * the follower counts of a rebuilt graph) and the interventions.
+ * the last call (PostTable.takeChanged), and what `wrote` says of the rest (by default, any live
+ * row of the changing columns and any author's latest post and follower count). Phases that write
+ * any of these on the host call it before the next kernel: apply (which lists the rows and users
+ * it touched), maintain (compaction, the follower counts of a rebuilt graph) and the interventions.
  */
-export function announceHostWrites(world: World, s: SocialState): void {
+export function announceHostWrites(world: World, s: SocialState, wrote: HostWrites = ANY): void {
   const exec = world.exec;
   if (!exec.hostWrote) return;
   const P = s.posts;
   const from = P.takeChanged();
   for (const [name, col] of Object.entries(P.cols)) {
-    const lo = MUTABLE_POST_COLUMNS.has(name) ? Math.min(from, P.first) : from;
-    if (P.count > lo) exec.hostWrote(col, lo, P.count);
+    if (P.count > from) exec.hostWrote(col, from, P.count);
+    if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, wrote.posts, P.first, Math.min(from, P.count));
   }
   if (P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
-  exec.hostWrote(s.latest);
-  exec.hostWrote(s.followers);
+  announce(exec, s.latest, wrote.latest);
+  announce(exec, s.followers, wrote.followers);
+}
+
+function announce(exec: Executor, arr: TypedArray, w: Written, from = 0, to = arr.length): void {
+  if (w !== 'any') {
+    if (w.n > 0) exec.hostWroteAt ? exec.hostWroteAt(arr, w.at, w.n) : exec.hostWrote!(arr, from, to);
+  } else if (to > from) exec.hostWrote!(arr, from, to);
 }

@@ -75,6 +75,11 @@ export interface Executor {
    */
   hostWrote?(array: TypedArray, from?: number, to?: number): void;
   /**
+   * As hostWrote, for elements at scattered indices (`at[0..n)`, repeats allowed): counters raised
+   * at random rows, a few users' latest posts. A device copy gets those elements only.
+   */
+  hostWroteAt?(array: TypedArray, at: Int32Array, n: number): void;
+  /**
    * Queues a reducing kernel: once the returned promise resolves, kernels run after it can no
    * longer change what it reads, but its sums may still be on their way (a device reads them back
    * while it goes on with the next kernels). Executors without it: `queueReduce` below waits for

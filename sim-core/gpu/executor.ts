@@ -22,7 +22,9 @@
  * apply phase: the rows of the step's active users). Arrays are written on the host only before
  * their first kernel, or between kernels through `hostWrote(array, from, to)`, which marks those
  * elements of the device copy stale: the next kernel that binds the array uploads only them (the
- * post table's columns, appended to every step, go up a step's rows at a time). A call's
+ * post table's columns, appended to every step, go up a step's rows at a time), or through
+ * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices
+ * and a scatter pass writes them in place (the counters apply raises at random rows). A call's
  * `hostTables`, parameter tables the host rewrites at will, are uploaded at every call instead
  * (whole, or the elements the call names). Phases that write columns in plain JavaScript after a
  * GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on both
@@ -34,6 +36,8 @@ import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { bindGroup, grid, recordPass, writeArray } from './dispatch.ts';
 import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
+import { SCATTER_WORDS_WGSL } from './kernels.wgsl.ts';
+import { IndexList } from '../indexList.ts';
 
 /**
  * The buffer of the packs that start with a given array (gpuKernels.ts `Pack`): which array each
@@ -63,6 +67,8 @@ interface Resident {
    */
   staleFrom: number;
   staleTo: number;
+  /** Words of the device copy out of date besides that range, at scattered indices (hostWroteAt). */
+  sparse?: IndexList;
 }
 
 const deviceValid = (r: Resident) => r.staleFrom >= r.staleTo;
@@ -135,6 +141,11 @@ export class GpuExecutor implements Executor {
   readonly kernelMs = new Map<string, number[]>();
   /** Calls of capture() so far (tests check that snapshots overlap the next step). */
   captures = 0;
+  /** The scatter pass of hostWroteAt's words, compiled at the first call after one. */
+  private scatter?: Program;
+  private scattered = false;
+  /** Buffers of a call's scatter passes, destroyed once it is submitted. */
+  private transient: GPUBuffer[] = [];
 
   constructor(
     readonly gpu: Gpu,
@@ -234,6 +245,66 @@ export class GpuExecutor implements Executor {
     if (to > from) deviceStale(r, from * arr.BYTES_PER_ELEMENT, to * arr.BYTES_PER_ELEMENT);
   }
 
+  /** The host wrote elements at[0..n) of `arr` outside the executor: those words of its device copy are stale. */
+  hostWroteAt(arr: TypedArray, at: Int32Array, n: number): void {
+    this.bump(arr);
+    const r = this.resident.get(arr);
+    if (!r || n === 0 || (r.staleFrom === 0 && r.staleTo >= r.bytes)) return;
+    if (!hostValid(r)) throw new Error('hostWroteAt: the array was written on the host while its only valid copy was on the device (call sync() first)');
+    const list = (r.sparse ??= new IndexList());
+    const B = arr.BYTES_PER_ELEMENT;
+    for (let k = 0; k < n; k++) list.push((at[k] * B) >> 2);
+    // Past the array's size in index-value pairs (writes piling up while no kernel binds it), the
+    // whole array goes up instead.
+    if (8 * list.n >= r.bytes) {
+      deviceStale(r);
+      list.clear();
+    }
+    this.scattered = true;
+  }
+
+  /**
+   * Brings r's scattered stale words up to date: their indices and values go up in one buffer and
+   * a scatter pass (recorded on `enc`, before the kernel's) writes them. Where that would move more
+   * bytes than the range the words span, or the array is past a storage binding, the span goes up
+   * as a range instead.
+   */
+  private flushSparse(arr: TypedArray, r: Resident, enc: GPUCommandEncoder): void {
+    const list = r.sparse!;
+    const n = list.n;
+    list.clear();
+    let lo = Infinity;
+    let hi = -1;
+    for (let k = 0; k < n; k++) {
+      const w = list.at[k];
+      if (w < lo) lo = w;
+      if (w > hi) hi = w;
+    }
+    if (!this.scatter || 8 * n >= 4 * (hi - lo + 1) || r.bytes > this.gpu.limits.maxStorageBufferBindingSize || (arr.byteOffset & 3) !== 0) {
+      deviceStale(r, lo * 4, (hi + 1) * 4);
+      return;
+    }
+    const words = new Uint32Array(arr.buffer, arr.byteOffset, arr.byteLength >> 2);
+    // A last partial word as the device holds it: the array's bytes, then zeros (writeArray's padding).
+    const tail = new Uint8Array(4);
+    tail.set(new Uint8Array(arr.buffer, arr.byteOffset + words.length * 4, arr.byteLength - words.length * 4));
+    const tailWord = new Uint32Array(tail.buffer)[0];
+    const iv = new Uint32Array(1 + 2 * n);
+    iv[0] = n;
+    for (let k = 0; k < n; k++) {
+      const w = list.at[k];
+      iv[1 + k] = w;
+      iv[1 + n + k] = w < words.length ? words[w] : tailWord;
+    }
+    const { device } = this.gpu;
+    const buf = device.createBuffer({ size: iv.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(buf, 0, iv);
+    this.transient.push(buf);
+    this.count(iv.byteLength, 'up');
+    const groups = Math.min(Math.ceil(n / 64), this.gpu.limits.maxComputeWorkgroupsPerDimension);
+    recordPass(enc, this.scatter.pipeline, bindGroup(device, this.scatter.layout, [buf, r.buffer]), { x: groups, y: 1 });
+  }
+
   private count(bytes: number, way: 'up' | 'down'): void {
     if (bytes === 0) return;
     let t = this.transfers.get(this.current);
@@ -283,8 +354,9 @@ export class GpuExecutor implements Executor {
     return r;
   }
 
-  private toDevice(arr: TypedArray): GPUBuffer {
+  private toDevice(arr: TypedArray, enc: GPUCommandEncoder): GPUBuffer {
     const r = this.residentOf(arr);
+    if (r.sparse && r.sparse.n > 0) this.flushSparse(arr, r, enc);
     if (!deviceValid(r)) {
       const part = new Uint8Array(arr.buffer, arr.byteOffset + r.staleFrom, r.staleTo - r.staleFrom);
       writeArray(this.gpu.device.queue, r.buffer, r.staleFrom, part);
@@ -363,7 +435,7 @@ export class GpuExecutor implements Executor {
           writeArray(this.gpu.device.queue, pb.buffer, offsets[i] * 4 + from, new Uint8Array(m.buffer, m.byteOffset + from, to - from));
           this.count(to - from, 'up');
         }
-      } else enc.copyBufferToBuffer(this.toDevice(m), 0, pb.buffer, offsets[i] * 4, size);
+      } else enc.copyBufferToBuffer(this.toDevice(m, enc), 0, pb.buffer, offsets[i] * 4, size);
       [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
     }
     return pb.buffer;
@@ -425,6 +497,7 @@ export class GpuExecutor implements Executor {
     const uniform = new Uint32Array(Math.ceil(words.length / 4) * 4);
     uniform.set(words);
     const prog = await this.program(call.shader);
+    if (this.scattered && !this.scatter) this.scatter = await this.program(SCATTER_WORDS_WGSL);
     const buffers: Array<GPUBuffer | GPUBufferBinding> = [this.uniforms(prog, uniform)];
     const hostTables = new Map<TypedArray, readonly [number, number]>();
     for (const t of call.hostTables ?? []) {
@@ -441,11 +514,11 @@ export class GpuExecutor implements Executor {
         continue;
       }
       if (!isSplit(x)) {
-        buffers.push(this.toDevice(x));
+        buffers.push(this.toDevice(x, enc));
         continue;
       }
       // One buffer, bound as x.parts ranges of its first x.bytes (whole words); unused ranges repeat the first.
-      const buffer = this.toDevice(x.split);
+      const buffer = this.toDevice(x.split, enc);
       const bytes = Math.max(4, Math.ceil(Math.min(x.bytes ?? x.split.byteLength, x.split.byteLength) / 4) * 4);
       for (let i = 0; i < x.parts; i++) {
         const offset = i * x.partBytes < bytes ? i * x.partBytes : 0;
@@ -467,6 +540,8 @@ export class GpuExecutor implements Executor {
     }
     recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g);
     device.queue.submit([enc.finish()]);
+    for (const b of this.transient) b.destroy();
+    this.transient = [];
     for (const arr of call.writes) {
       const r = this.resident.get(arr)!;
       r.hostFrom = 0;

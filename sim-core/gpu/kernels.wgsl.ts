@@ -15,6 +15,22 @@ export const ROW = /* wgsl */ `
   if (v >= p.rows) { return; }`;
 
 /** The most ranges a split array is bound as. */
+/**
+ * The host's writes at scattered words (sim-core/gpu/executor.ts hostWroteAt): binding 0 holds n,
+ * then n word indices, then their n values; dst[index] = value. Any grid: each invocation strides
+ * by the grid's size.
+ */
+export const SCATTER_WORDS_WGSL = /* wgsl */ `
+@group(0) @binding(0) var<storage, read> iv: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let n = iv[0];
+  for (var i = gid.x; i < n; i += groups.x * ${WORKGROUP}u) {
+    dst[iv[1u + i]] = iv[1u + n + i];
+  }
+}`;
+
 export const MAX_SPLIT_PARTS = 8;
 /** Storage bindings a split kernel has besides its split array (thresholdMark's five, the most). */
 const OTHER_STORAGE = 5;

@@ -153,6 +153,9 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     // postContent's event arrays, large beside 1,500 agents' columns, reach into the offsets where
     // act's pack keeps later members (the two must not share one buffer).
     { scenario: 'social-feed', agents: 1_500, steps: 4, onDevice: ['recommend', 'act', 'postContent'], params: { platform: { startHour: 10 } } },
+    // Many follows and no rebuild: act picks whom to follow by follower counts that apply raises
+    // during the run, at scattered users (announced as such, state.ts).
+    { scenario: 'social-feed', agents: 3_000, steps: 10, onDevice: ['act'], params: { platform: { startHour: 10, behaviour: { follow: 40 } } } },
   ])('$scenario $agents agents: byte-identical Arrow files on webgpu and on two CPU threads', async (c) => {
     const { scenario } = await loadScenario(c.scenario);
     const common = { agents: c.agents, steps: c.steps, seed: 3, snapshotEvery: 3, params: c.params ?? {} };
@@ -236,6 +239,33 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     await exec.sync();
     expect(out[n - 1]).toBe(3);
     expect(out[n - 2]).toBe(src[n - 2]);
+  });
+
+  it('hostWroteAt(array, indices, n): the next kernel gets those elements in place (index and word each), others stay; a dense list goes up as its span', async () => {
+    const n = 40_003;
+    const { src, out, exec } = await copiedOnDevice(n, 24);
+    const before = Uint8Array.from(src);
+    // Three scattered elements announced (two share a word), the last partial word among them; one
+    // written unannounced keeps its old device value.
+    const at = Int32Array.from([7, 6, 30_001, n - 1]);
+    for (const i of at) src[i] = 255 - src[i];
+    src[20_000] = 255 - src[20_000];
+    exec.hostWroteAt(src, at, at.length);
+    await exec.run(K.copy, { out, src }, n);
+    // n, then an index and a value per element: 4 + 8 x 4 bytes.
+    expect(exec.transfers.get('copy')?.up).toBe(2 * n + 36);
+    await exec.sync();
+    const want = Uint8Array.from(src);
+    want[20_000] = before[20_000];
+    expect(Buffer.from(out).equals(Buffer.from(want))).toBe(true);
+    // Every element of a short span: the span's words go up as a range (cheaper than index + value each).
+    const dense = Int32Array.from({ length: 400 }, (_, k) => 1_000 + k);
+    for (const i of dense) src[i] = 1 + (src[i] % 200);
+    exec.hostWroteAt(src, dense, dense.length);
+    await exec.run(K.copy, { out, src }, n);
+    expect(exec.transfers.get('copy')?.up).toBe(2 * n + 36 + 400);
+    await exec.sync();
+    expect(Buffer.from(out.subarray(1_000, 1_400)).equals(Buffer.from(src.subarray(1_000, 1_400)))).toBe(true);
   });
 
   it('sync with a length reads back that prefix only; the rest comes back when a CPU kernel needs it', async () => {
