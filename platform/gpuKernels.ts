@@ -5,7 +5,7 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate`, `exposure`, `feedMix` and `postContent` here, `act`
+ * On the device so far: `activate`, `exposure`, `feedMix`, `postContent` and `packEvents` here, `act`
  * (gpuAct.ts), and `recommend` and `recentAuthors` (recsys/gpuKernels.ts). The per-post passes of
  * recommend (base scores, candidate lists) run on the CPU under `--backend webgpu`.
  *
@@ -262,6 +262,45 @@ registerGpuKernel(K.feedMix, (a, rows) => {
     arrays: [feed, feedFlags, feedLen, cluster, rowDistinct],
     writes: [rowDistinct],
     resultWords: 3,
+  };
+});
+
+/**
+ * packEvents: one invocation per packed action i; its user is found by binary search in evStart
+ * (n + 1 entries). Parameters: n (users), maxEvents.
+ */
+export const PACK_EVENTS_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32, max_events: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> ev_action: array<u32>;
+@group(0) @binding(2) var<storage, read> ev_target: array<i32>;
+@group(0) @binding(3) var<storage, read> ev_start: array<i32>;
+@group(0) @binding(4) var<storage, read_write> packed_action: array<u32>;
+@group(0) @binding(5) var<storage, read_write> packed_target: array<i32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var lo = 0u;
+  var hi = p.n;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) >> 1u;
+    if (u32(ev_start[mid]) <= v) { lo = mid; } else { hi = mid; }
+  }
+  let j = lo * p.max_events + (v - u32(ev_start[lo]));
+  packed_action[v] = (ev_action[j >> 2u] >> ((j & 3u) * 8u)) & 0xffu;
+  packed_target[v] = ev_target[j];
+}`;
+
+registerGpuKernel(K.packEvents, (a, rows) => {
+  const { evAction, evTarget, evStart, packedAction, packedTarget } = a as Record<string, ArrayBufferView>;
+  const typed = evAction instanceof Uint8Array && evTarget instanceof Int32Array && evStart instanceof Int32Array && packedAction instanceof Uint32Array && packedTarget instanceof Int32Array;
+  if (!typed || packedAction.length < rows || packedTarget.length < rows || evStart.length <= (a.users as number)) return undefined;
+  return {
+    shader: PACK_EVENTS_WGSL,
+    gridRows: rows,
+    params: [a.users as number, a.maxEvents as number],
+    arrays: [evAction, evTarget, evStart, packedAction, packedTarget],
+    writes: [packedAction, packedTarget],
   };
 });
 

@@ -483,4 +483,37 @@ const postContent = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, postContent });
+/**
+ * The step's actions packed back to back for reading (apply on a device executor, whose action
+ * buffers hold maxEvents slots a user): one row per action i, of the user k whose range
+ * [evStart[k], evStart[k + 1]) holds it (evStart: the exclusive prefix of evCount over the `users`
+ * active rows, then the total); packedAction[i] and packedTarget[i] are that user's action i -
+ * evStart[k]. At 10M agents the action buffers are ~300 MB a step, their actions ~10 MB.
+ */
+const packEvents = kernel(
+  {
+    reads: { evAction: 'u8', evTarget: 'i32', evStart: 'i32' },
+    writes: { packedAction: 'u32', packedTarget: 'i32' },
+    params: ['users', 'maxEvents'],
+  },
+  (a, start, end): void => {
+    const { evStart, maxEvents: E } = a;
+    // The user of row `start` (the last whose range starts at or before it), then walk forward.
+    let lo = 0;
+    let hi = a.users;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (evStart[mid] <= start) lo = mid;
+      else hi = mid;
+    }
+    let k = lo;
+    for (let i = start; i < end; i++) {
+      while (evStart[k + 1] <= i) k++;
+      const j = k * E + (i - evStart[k]);
+      a.packedAction[i] = a.evAction[j];
+      a.packedTarget[i] = a.evTarget[j];
+    }
+  },
+);
+
+export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, postContent, packEvents });

@@ -153,6 +153,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let postTopic = sharedArray('f32', 0);
   let postStance = sharedArray('f32', 0);
   let postCluster = sharedArray('u8', 0);
+  // On a device executor: where each active user's actions start when packed, and the packed actions.
+  let evStart = sharedArray('i32', 1);
+  let packedAction = sharedArray('u32', 0);
+  let packedTarget = sharedArray('i32', 0);
   // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
   // the authors of new posts (their latest post) and the users followed or unfollowed (their
   // follower counts), for a device executor's copies (state.ts announceHostWrites).
@@ -208,7 +212,30 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // impression rings stay on the device).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
-      await world.exec.sync?.([rows(s.evAction, E), rows(s.evTarget, E), rows(s.evCount, 1), rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), rows(s.feed, F), rows(s.feedLen, 1), opinion]);
+      // User k's actions: evAction and evTarget from evAt(k) on. On a device executor they come
+      // back packed (packEvents: the action buffers hold maxEvents slots a user, ~30 times what
+      // is used), after the counts.
+      let evAction: ArrayLike<number> = s.evAction;
+      let evTarget: ArrayLike<number> = s.evTarget;
+      let evAt = (k: number) => k * E;
+      if (world.exec.sync) {
+        await world.exec.sync([rows(s.evCount, 1)]);
+        if (evStart.length < n + 1) evStart = sharedArray('i32', Math.ceil((n + 1) * 1.25));
+        for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.evCount[k];
+        const total = evStart[n];
+        world.exec.hostWrote?.(evStart, 0, n + 1);
+        if (packedAction.length < total) {
+          packedAction = sharedArray('u32', Math.ceil(total * 1.25));
+          packedTarget = sharedArray('i32', packedAction.length);
+        }
+        if (total > 0) {
+          await world.exec.run(K.packEvents, { evAction: s.evAction, evTarget: s.evTarget, evStart, packedAction, packedTarget, users: n, maxEvents: E }, total);
+          await world.exec.sync([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
+        }
+        [evAction, evTarget] = [packedAction, packedTarget];
+        evAt = (k) => evStart[k];
+      }
+      await world.exec.sync?.([rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), rows(s.feed, F), rows(s.feedLen, 1), opinion]);
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
       const tally = new Array<number>(ACTIONS.length).fill(0);
@@ -260,9 +287,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         }
         const ne = s.evCount[k];
         if (ne === 0) log(u, A.nothing, -1);
+        const at = evAt(k);
         for (let e = 0; e < ne; e++) {
-          const act = s.evAction[k * s.maxEvents + e];
-          const target = s.evTarget[k * s.maxEvents + e];
+          const act = evAction[at + e];
+          const target = evTarget[at + e];
           const r = target >= 0 ? P.rowOf(target) : -1;
           const c = P.cols;
           switch (act) {

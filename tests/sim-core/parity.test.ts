@@ -15,6 +15,7 @@ import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../../sim-core/ker
 import { chunkRanges, createExecutor, kernelRanges, type Executor, type RunOptions } from '../../sim-core/exec.ts';
 import { kernels as core } from '../../sim-core/kernels.ts';
 import { kernels as recsys } from '../../recsys/kernels.ts';
+import { kernels as platform } from '../../platform/kernels.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
 import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
@@ -206,6 +207,25 @@ describe('kernel parity: inline and worker pool', () => {
       const { rank, likes } = post;
       await check.run(recsys.candidateTops, { kind, flags, cluster, rank, likes, recF, base: 1000, stride, ranker, firstRow: 2000, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, posts, { chunkRows: 16384 });
     }
+    // The step's actions packed for reading (apply on a device executor), users without any among them.
+    const users = 30_001;
+    const E = 8;
+    const evAction = sharedArray('u8', users * E);
+    const evTarget = sharedArray('i32', users * E);
+    const evStart = sharedArray('i32', users + 1);
+    for (let k = 0; k < users; k++) {
+      const count = k % 3 === 0 ? 0 : 1 + ((k * 7) % E);
+      evStart[k + 1] = evStart[k] + count;
+      for (let e = 0; e < E; e++) {
+        evAction[k * E + e] = (k + e) % 11;
+        evTarget[k * E + e] = e < count ? k * 100 + e : -9;
+      }
+    }
+    const total = evStart[users];
+    const packedAction = sharedArray('u32', total);
+    const packedTarget = sharedArray('i32', total);
+    await check.run(platform.packEvents, { evAction, evTarget, evStart, packedAction, packedTarget, users, maxEvents: E }, total);
+    expect(packedTarget.every((t, i) => t >= 0 && evStart[Math.floor(t / 100)] + (t % 100) === i)).toBe(true);
     expect(check.mismatches).toEqual([]);
   });
 

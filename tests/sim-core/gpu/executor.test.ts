@@ -119,7 +119,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },

@@ -225,6 +225,42 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     });
   });
 
+  it('packEvents through the executor: each action at its place in the packed arrays, users without actions skipped, a u8 action buffer read by word', async () => {
+    const users = 50_003;
+    const E = 12;
+    const evAction = sharedArray('u8', users * E);
+    const evTarget = sharedArray('i32', users * E);
+    const evStart = sharedArray('i32', users + 1);
+    for (let k = 0; k < users; k++) {
+      const count = hash(71, k) % 4 === 0 ? 0 : 1 + (hash(71, k, 1) % E);
+      evStart[k + 1] = evStart[k] + count;
+      for (let e = 0; e < E; e++) {
+        evAction[k * E + e] = hash(72, k, e) % 13;
+        evTarget[k * E + e] = hash(73, k, e) % 1_000_000;
+      }
+    }
+    const total = evStart[users];
+    const out = () => ({ packedAction: sharedArray('u32', total + 5).fill(77), packedTarget: sharedArray('i32', total + 5).fill(-77) });
+    const [mine, theirs] = [out(), out()];
+    const cpu = createExecutor(2);
+    const inner = createExecutor(1);
+    try {
+      const exec = new GpuExecutor(gpu!, inner);
+      await cpu.run(K.packEvents, { evAction, evTarget, evStart, ...mine, users, maxEvents: E }, total);
+      await exec.run(K.packEvents, { evAction, evTarget, evStart, ...theirs, users, maxEvents: E }, total);
+      await exec.sync();
+      expect(exec.counts.gpu.get('packEvents')).toBe(1);
+      expect(Buffer.from(theirs.packedAction.buffer).equals(Buffer.from(mine.packedAction.buffer))).toBe(true);
+      expect(Buffer.from(theirs.packedTarget.buffer).equals(Buffer.from(mine.packedTarget.buffer))).toBe(true);
+      // Spot checks against the definition: user k's action e is at evStart[k] + e; the rows past the total untouched.
+      for (let k = 1; k < users; k += 997) for (let e = 0; e < evStart[k + 1] - evStart[k]; e++) expect(mine.packedTarget[evStart[k] + e]).toBe(evTarget[k * E + e]);
+      expect(mine.packedAction[total]).toBe(77);
+    } finally {
+      await cpu.close();
+      await inner.close();
+    }
+  });
+
   it('postContent through the executor: the same topics, stances and clusters for rows with a post event; other rows untouched', async () => {
     const users = 20_000;
     const rows = 9_999;
