@@ -34,7 +34,8 @@ import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../kernel.ts';
 import { releaseArrays, sumPartials, type Executor, type Queued, type RunOptions } from '../exec.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
-import { bindGroup, grid, recordPass, writeArray } from './dispatch.ts';
+import { bindGroup, grid, recordPass } from './dispatch.ts';
+import { Uploader } from './upload.ts';
 import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
 import { SCATTER_WORDS_WGSL } from './kernels.wgsl.ts';
 import { IndexList } from '../indexList.ts';
@@ -74,7 +75,7 @@ interface Resident {
 const deviceValid = (r: Resident) => r.staleFrom >= r.staleTo;
 const hostValid = (r: Resident) => r.hostFrom >= r.hostTo;
 function deviceStale(r: Resident, from = 0, to = r.bytes): void {
-  // Whole words: an upload's last partial word is padded with zeros (dispatch.ts writeArray).
+  // Whole words: an upload's last partial word is padded with zeros (upload.ts).
   r.staleFrom = Math.min(r.staleFrom, from & ~3);
   r.staleTo = Math.max(r.staleTo, Math.min(r.bytes, Math.ceil(to / 4) * 4));
 }
@@ -146,6 +147,8 @@ export class GpuExecutor implements Executor {
   private scattered = false;
   /** Buffers of a call's scatter passes, destroyed once it is submitted. */
   private transient: GPUBuffer[] = [];
+  /** Host-to-device copies (upload.ts). */
+  private readonly uploader: Uploader;
 
   constructor(
     readonly gpu: Gpu,
@@ -153,6 +156,7 @@ export class GpuExecutor implements Executor {
     private readonly opts: { timeKernels?: boolean; maxBindingBytes?: number } = {},
   ) {
     this.threads = cpu.threads;
+    this.uploader = new Uploader(gpu.device);
   }
 
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
@@ -285,7 +289,7 @@ export class GpuExecutor implements Executor {
       return;
     }
     const words = new Uint32Array(arr.buffer, arr.byteOffset, arr.byteLength >> 2);
-    // A last partial word as the device holds it: the array's bytes, then zeros (writeArray's padding).
+    // A last partial word as the device holds it: the array's bytes, then zeros (an upload's padding).
     const tail = new Uint8Array(4);
     tail.set(new Uint8Array(arr.buffer, arr.byteOffset + words.length * 4, arr.byteLength - words.length * 4));
     const tailWord = new Uint32Array(tail.buffer)[0];
@@ -322,6 +326,7 @@ export class GpuExecutor implements Executor {
   }
 
   async close(): Promise<void> {
+    this.uploader.destroy();
     await this.cpu.close();
     this.gpu.close();
   }
@@ -354,12 +359,13 @@ export class GpuExecutor implements Executor {
     return r;
   }
 
-  private toDevice(arr: TypedArray, enc: GPUCommandEncoder): GPUBuffer {
+  /** arr's device buffer, brought up to date: its stale range uploaded, its scattered words written by a pass recorded on `enc`. */
+  private async toDevice(arr: TypedArray, enc: GPUCommandEncoder): Promise<GPUBuffer> {
     const r = this.residentOf(arr);
     if (r.sparse && r.sparse.n > 0) this.flushSparse(arr, r, enc);
     if (!deviceValid(r)) {
       const part = new Uint8Array(arr.buffer, arr.byteOffset + r.staleFrom, r.staleTo - r.staleFrom);
-      writeArray(this.gpu.device.queue, r.buffer, r.staleFrom, part);
+      await this.uploader.write(r.buffer, r.staleFrom, part);
       this.count(part.byteLength, 'up');
       r.staleFrom = r.bytes;
       r.staleTo = 0;
@@ -406,7 +412,7 @@ export class GpuExecutor implements Executor {
    * to date (so a member the host appended to uploads only the new part); a host table (which the
    * host may have rewritten unannounced) is uploaded from the host at every call.
    */
-  private packBuffer(x: Pack, shader: string, hostTables: ReadonlyMap<TypedArray, readonly [number, number]>, enc: GPUCommandEncoder): GPUBuffer {
+  private async packBuffer(x: Pack, shader: string, hostTables: ReadonlyMap<TypedArray, readonly [number, number]>, enc: GPUCommandEncoder): Promise<GPUBuffer> {
     const first = x.pack[0];
     const bytes = Math.max(16, packBytes(x.pack));
     let byShader = this.packs.get(first);
@@ -432,10 +438,10 @@ export class GpuExecutor implements Executor {
         const from = (host[0] * m.BYTES_PER_ELEMENT) & ~3;
         const to = Math.min(m.byteLength, Math.ceil((host[1] * m.BYTES_PER_ELEMENT) / 4) * 4);
         if (to > from) {
-          writeArray(this.gpu.device.queue, pb.buffer, offsets[i] * 4 + from, new Uint8Array(m.buffer, m.byteOffset + from, to - from));
+          await this.uploader.write(pb.buffer, offsets[i] * 4 + from, new Uint8Array(m.buffer, m.byteOffset + from, to - from));
           this.count(to - from, 'up');
         }
-      } else enc.copyBufferToBuffer(this.toDevice(m, enc), 0, pb.buffer, offsets[i] * 4, size);
+      } else enc.copyBufferToBuffer(await this.toDevice(m, enc), 0, pb.buffer, offsets[i] * 4, size);
       [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
     }
     return pb.buffer;
@@ -510,15 +516,15 @@ export class GpuExecutor implements Executor {
     const enc = device.createCommandEncoder();
     for (const x of call.arrays) {
       if (isPack(x)) {
-        buffers.push(this.packBuffer(x, call.shader, hostTables, enc));
+        buffers.push(await this.packBuffer(x, call.shader, hostTables, enc));
         continue;
       }
       if (!isSplit(x)) {
-        buffers.push(this.toDevice(x, enc));
+        buffers.push(await this.toDevice(x, enc));
         continue;
       }
       // One buffer, bound as x.parts ranges of its first x.bytes (whole words); unused ranges repeat the first.
-      const buffer = this.toDevice(x.split, enc);
+      const buffer = await this.toDevice(x.split, enc);
       const bytes = Math.max(4, Math.ceil(Math.min(x.bytes ?? x.split.byteLength, x.split.byteLength) / 4) * 4);
       for (let i = 0; i < x.parts; i++) {
         const offset = i * x.partBytes < bytes ? i * x.partBytes : 0;

@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { randomFillSync } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -239,6 +240,25 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     await exec.sync();
     expect(out[n - 1]).toBe(3);
     expect(out[n - 2]).toBe(src[n - 2]);
+  });
+
+  it('uploads through the staging ring: an array of several staging parts and a last partial word arrives whole, twice over (the ring reused)', async () => {
+    const n = 70 * 2 ** 20 + 3;
+    const src = sharedArray('u8', n);
+    randomFillSync(src);
+    const out = sharedArray('u8', n);
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, inner);
+    for (const round of [0, 1]) {
+      if (round === 1) {
+        randomFillSync(src);
+        exec.hostWrote(src);
+      }
+      await exec.run(K.copy, { out, src }, n);
+      await exec.sync();
+      expect(Buffer.from(out.buffer).equals(Buffer.from(src.buffer)), `round ${round}`).toBe(true);
+    }
+    await inner.close();
   });
 
   it('hostWroteAt(array, indices, n): the next kernel gets those elements in place (index and word each), others stay; a dense list goes up as its span', async () => {
