@@ -8,8 +8,9 @@
 #              "social-big" the social platform at 10M agents (5 steps, every core, cpu then webgpu),
 #              "kernels" a 1M social run on webgpu timing each GPU kernel (SOCSIM_GPU_TIME_KERNELS=1);
 #              "steady" the social platform at 10M agents with the post window full: webgpu to step
-#              49, stopped (it checkpoints), resumed on webgpu and, from a copy, on the CPU to step 56,
-#              every core; each with hostsplit.mts's host-time split; ~10 min and ~25 GB of disk);
+#              STEADY_STEPS - 7, stopped (it checkpoints), resumed on webgpu and, from a copy, on the
+#              CPU to STEADY_STEPS (default 56: ~9.5 min on an H100 host, ~25 GB of disk; 40 gives
+#              the window 3/4 full, the post table doubled), every core, with hostsplit.mts's split);
 #              "adapter" runs none: Node, the loaders and the adapter only, for scripts that go on)
 #   PARITY     the scenarios the parity section runs (default: every classic one and social-feed)
 #   SCALE      divides every size (a rehearsal on a software driver: SCALE=100)
@@ -88,19 +89,20 @@ kernels)
   SOCSIM_GPU_TIME_KERNELS=1 node bin/socsim.mjs run social-feed --agents $n --steps 14 --threads 2 --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend webgpu --out /tmp/socsim-kern >/dev/null && node "$D/summary.mjs" /tmp/socsim-kern 4 ;;
 steady)
   n=$((10000000 / S)); r=/tmp/socsim-steady; rm -rf $r $r-cpu "$OUT"/steady-*
+  st=${STEADY_STEPS:-56}; stop=$((st - 7))
   split() { FROM_STEP=$1 node --import tsx "$D/hostsplit.mts" "${@:2}"; }
-  log "social-feed $(lab $n) (default graph) from 10:00 on webgpu, stopped after step 49"
-  FROM_STEP=43 node --import tsx "$D/hostsplit.mts" run social-feed --agents $n --steps 56 --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
+  log "social-feed $(lab $n) (default graph) from 10:00 on webgpu, stopped after step $stop"
+  FROM_STEP=$((stop - 6)) node --import tsx "$D/hostsplit.mts" run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
   pid=$!
-  until grep -q '^step 49/' "$OUT/steady-first.err" || ! kill -0 $pid 2>/dev/null; do sleep 0.5; done
+  until grep -q "^step $stop/" "$OUT/steady-first.err" || ! kill -0 $pid 2>/dev/null; do sleep 0.5; done
   kill -TERM $pid; wait $pid
-  grep -v '^step' "$OUT/steady-first.out" | grep -A40 '^host-time'; node "$D/summary.mjs" $r 43
+  grep -v '^step' "$OUT/steady-first.out" | grep -A40 '^host-time'; node "$D/summary.mjs" $r $((stop - 6))
   cp -a $r $r-cpu
   for b in webgpu cpu; do
     d=$r; [ $b = cpu ] && d=$r-cpu
     log "resumed on $b"
     split 1 run --resume $d --backend $b --threads "$(nproc)" > "$OUT/steady-$b.out" 2> "$OUT/steady-$b.err" || tail -3 "$OUT/steady-$b.err"
-    grep -A40 '^host-time' "$OUT/steady-$b.out" | grep -v '^step'; node "$D/summary.mjs" $d 50
+    grep -A40 '^host-time' "$OUT/steady-$b.out" | grep -v '^step'; node "$D/summary.mjs" $d $((stop + 1))
   done
   d=0; for f in $(cd $r-cpu && find . -name '*.arrow' | sort); do cmp -s $r-cpu/$f $r/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
   echo "social-feed $(lab $n) at steady state: $d Arrow files differ between the webgpu and cpu resumes"
