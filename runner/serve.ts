@@ -101,7 +101,7 @@ const TYPES: Record<string, string> = {
 /** A path segment: no leading dot; `=` for experiment run ids such as `up-platform.feedSize=10-s1`. */
 const SEGMENT = /^[A-Za-z0-9_=-][A-Za-z0-9._=-]*$/;
 
-export type Resolved = { status: 200; file: string; size: number } | { status: 400 | 404; reason: string };
+export type Resolved = { status: 200; file: string } | { status: 400 | 404; reason: string };
 
 /**
  * Maps a URL path (as sent, after the route prefix, still percent-encoded) to a regular file inside
@@ -137,7 +137,7 @@ export function resolveInside(root: string, encoded: string): Resolved {
     return { status: 404, reason: 'not found' };
   }
   if (!st.isFile()) return { status: 404, reason: 'not a file' };
-  return { status: 200, file: real, size: st.size };
+  return { status: 200, file: real };
 }
 
 /** Parses a single `bytes=` range against a size; undefined = whole file, null = unsatisfiable. */
@@ -240,11 +240,23 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     res.end(text);
   };
 
-  const sendFile = (req: http.IncomingMessage, res: http.ServerResponse, file: string, size: number, cache: string) => {
+  const sendFile = (req: http.IncomingMessage, res: http.ServerResponse, file: string, cache: string) => {
     const type = TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+    // The size and the bytes from one open file: a run replaces its manifest (and snapshots) by
+    // rename while it goes on, and a size taken from the path before opening it cut a newer,
+    // longer manifest short (a live dashboard once parsed half of one).
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch {
+      send(res, 404, 'not found\n');
+      return;
+    }
+    const size = fs.fstatSync(fd).size;
     const base = { 'content-type': type, 'accept-ranges': 'bytes', 'cache-control': cache, 'x-content-type-options': 'nosniff', 'content-security-policy': csp };
     const range = parseRange(req.headers.range, size);
     if (range === null) {
+      fs.closeSync(fd);
       send(res, 416, 'range not satisfiable\n', { 'content-range': `bytes */${size}` });
       return;
     }
@@ -253,10 +265,11 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     const length = size === 0 ? 0 : end - start + 1;
     res.writeHead(range ? 206 : 200, { ...base, 'content-length': String(length), ...(range && { 'content-range': `bytes ${start}-${end}/${size}` }) });
     if (req.method === 'HEAD' || length === 0) {
+      fs.closeSync(fd);
       res.end();
       return;
     }
-    const stream = fs.createReadStream(file, { start, end });
+    const stream = fs.createReadStream(file, { fd, start, end });
     stream.on('error', () => res.destroy());
     stream.pipe(res);
   };
@@ -318,7 +331,7 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
         send(res, r.status, `${r.status === 400 ? 'bad request' : 'not found'}: ${r.reason}\n`);
         return;
       }
-      sendFile(req, res, r.file, r.size, 'no-store');
+      sendFile(req, res, r.file, 'no-store');
       return;
     }
     const appPath = pathname === '/' ? 'index.html' : pathname.slice(1);
@@ -332,7 +345,7 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
       return;
     }
     const hashed = appPath.startsWith('assets/');
-    sendFile(req, res, r.file, r.size, hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+    sendFile(req, res, r.file, hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
   };
 
   const server = http.createServer(handler);

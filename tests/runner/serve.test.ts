@@ -202,6 +202,36 @@ describe('runner/serve.ts', () => {
     expect(parseRange('bytes=-0', 10)).toBeNull();
   });
 
+  it('serves a manifest that a run keeps replacing (by rename) whole, whichever version a request gets', async () => {
+    // Another process renames a short and a long manifest over the served one as fast as it can.
+    const dir = path.join(tmp, 'swapped');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(tmp, 'short.json'), JSON.stringify({ ...manifest, note: 'short' }));
+    fs.writeFileSync(path.join(tmp, 'long.json'), JSON.stringify({ ...manifest, note: 'x'.repeat(200_000) }));
+    fs.copyFileSync(path.join(tmp, 'short.json'), path.join(dir, 'manifest.json'));
+    const script = `const fs = require('fs'); const [d, a, b] = process.argv.slice(1); const v = [fs.readFileSync(a), fs.readFileSync(b)];
+      const end = Date.now() + 4000; for (let i = 0; Date.now() < end; i++) { const t = d + '/m.tmp'; fs.writeFileSync(t, v[i & 1]); fs.renameSync(t, d + '/manifest.json'); }`;
+    const writer = spawn(process.execPath, ['-e', script, dir, path.join(tmp, 'short.json'), path.join(tmp, 'long.json')], { stdio: 'ignore' });
+    const s = await startServer({ runDir: dir, appDir, port: 0, watch: false });
+    try {
+      let bad = 0;
+      const versions = new Set<string>();
+      for (let k = 0; k < 300; k++) {
+        const r = await get(s.port, '/run/manifest.json');
+        try {
+          versions.add((JSON.parse(r.body) as { note: string }).note.slice(0, 5));
+        } catch {
+          bad++;
+        }
+      }
+      expect(bad).toBe(0);
+      expect(versions.size).toBe(2);
+    } finally {
+      writer.kill();
+      await s.close();
+    }
+  });
+
   it('answers only to loopback Host headers while bound to loopback (DNS rebinding)', async () => {
     expect((await get(server.port, '/run/manifest.json', { host: 'evil.example' })).status).toBe(403);
     expect((await get(server.port, '/run/manifest.json', { host: `evil.example:${server.port}` })).status).toBe(403);
