@@ -257,7 +257,10 @@ export class GpuExecutor implements Executor {
     if (!hostValid(r)) throw new Error('hostWroteAt: the array was written on the host while its only valid copy was on the device (call sync() first)');
     const list = (r.sparse ??= new IndexList());
     const B = arr.BYTES_PER_ELEMENT;
-    for (let k = 0; k < n; k++) list.push((at[k] * B) >> 2);
+    for (let k = 0; k < n; k++) {
+      const i = at[k];
+      if (i >= 0 && i < arr.length) list.push((i * B) >> 2);
+    }
     // Past the array's size in index-value pairs (writes piling up while no kernel binds it), the
     // whole array goes up instead.
     if (8 * list.n >= r.bytes) {
