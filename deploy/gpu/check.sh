@@ -90,7 +90,7 @@ kernels)
 steady)
   n=$((10000000 / S)); r=/tmp/socsim-steady; rm -rf $r $r-cpu "$OUT"/steady-*
   st=${STEADY_STEPS:-56}; stop=$((st - 7))
-  split() { FROM_STEP=$1 node --import tsx "$D/hostsplit.mts" "${@:2}"; }
+  hostsplit() { FROM_STEP=$1 node --import tsx "$D/hostsplit.mts" "${@:2}"; }
   log "social-feed $(lab $n) (default graph) from 10:00 on webgpu, stopped after step $stop"
   FROM_STEP=$((stop - 6)) node --import tsx "$D/hostsplit.mts" run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
   pid=$!
@@ -101,7 +101,7 @@ steady)
   for b in webgpu cpu; do
     d=$r; [ $b = cpu ] && d=$r-cpu
     log "resumed on $b"
-    split 1 run --resume $d --backend $b --threads "$(nproc)" > "$OUT/steady-$b.out" 2> "$OUT/steady-$b.err" || tail -3 "$OUT/steady-$b.err"
+    hostsplit 1 run --resume $d --backend $b --threads "$(nproc)" > "$OUT/steady-$b.out" 2> "$OUT/steady-$b.err" || tail -3 "$OUT/steady-$b.err"
     grep -A40 '^host-time' "$OUT/steady-$b.out" | grep -v '^step'; node "$D/summary.mjs" $d $((stop + 1))
   done
   d=0; for f in $(cd $r-cpu && find . -name '*.arrow' | sort); do cmp -s $r-cpu/$f $r/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
