@@ -1,14 +1,14 @@
 /** `socsim inspect`: a readable summary of a run directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readArrowFile } from '../sim-core/io/arrowFile.ts';
+import { arrowFileSummary } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { effectiveStatus, writerState, type Manifest } from './runDirectory.ts';
 
 function describeArrow(file: string): string {
-  const t = readArrowFile(file);
-  const cols = t.schema.fields.map((f) => `${f.name}:${String(f.type)}`).join(', ');
-  return `${t.numRows} rows; ${cols}`;
+  const { schema, rows } = arrowFileSummary(file);
+  const cols = schema.fields.map((f) => `${f.name}:${String(f.type)}`).join(', ');
+  return `${rows} rows; ${cols}`;
 }
 
 /** The status, with what a reader can do about it: a dead "running" run was interrupted. */
@@ -47,7 +47,7 @@ export function inspectRun(dir: string): string {
   if (g) lines.push(`graph file ${g.path} (${g.format}, ${g.bytes} bytes, sha256 ${g.sha256}; ids ${g.ids}, ${g.directed ? 'directed' : 'undirected'}; dropped ${g.dropped.self_loops} self loops, ${g.dropped.duplicates} duplicates)`);
   if (m.checkpoint) lines.push(`checkpoint after step ${m.checkpoint.step}: ${m.checkpoint.file}, ${m.checkpoint.bytes} bytes, written in ${m.checkpoint.seconds} s`);
   if (m.checkpoint_error) lines.push(`checkpoint failed: ${m.checkpoint_error}`);
-  for (const r of m.resumed ?? []) lines.push(`resumed    from step ${r.from_step} at ${r.at}`);
+  for (const r of m.resumed ?? []) lines.push(`resumed    from step ${r.from_step} at ${r.at}${r.backend ? ` on ${r.backend}, ${r.threads} threads` : ''}`);
   lines.push('files:');
   const files = [m.files.metrics, m.files.graph, ...m.files.agents];
   for (const f of files) {

@@ -4,10 +4,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DataType, tableFromIPC as arrowTableFromIPC } from 'apache-arrow';
+import { DataType, tableFromIPC as arrowTableFromIPC, tableToIPC } from 'apache-arrow';
 import { Type, tableFromIPC as flechetteTableFromIPC } from '@uwdata/flechette';
 import {
   ArrowFileAppender,
+  arrowFileSummary,
   FileWriteError,
   MAX_WRITE_BYTES,
   readArrowFile,
@@ -51,6 +52,34 @@ const EXPECTED_TYPE = {
   i32: ['Int32', { typeId: Type.Int, bitWidth: 32, signed: true }],
   u32: ['Uint32', { typeId: Type.Int, bitWidth: 32, signed: false }],
 } as const;
+
+describe('arrowFileSummary', () => {
+  it('gives the schema and row count apache-arrow reads, from the messages: dictionaries, many appended batches, none, the stream format', () => {
+    const cols: ColumnData[] = [
+      ...NUMERIC,
+      { name: 'kind', type: 'u8', values: Uint8Array.from([0, 1, 2, 1, 0]), dictionary: ['original', 'repost', 'quote'] },
+      { name: 'topic', type: 'f32', values: new Float32Array(5 * 4), width: 4 },
+    ];
+    writeArrowFile(file('summary-whole.arrow'), cols, 5);
+    const app = ArrowFileAppender.open(file('summary-appended.arrow'), cols);
+    for (let b = 0; b < 7; b++) app.append(cols, 5);
+    app.close();
+    writeArrowFile(file('summary-empty.arrow'), cols.map((c) => ({ ...c, values: c.width ? new Float32Array(0) : new (c.values.constructor as Uint8ArrayConstructor)(0) })), 0);
+    // The stream format (no magic, no footer): what apache-arrow writes from a table.
+    writeFileSync(file('summary-stream.arrows'), tableToIPC(apache(file('summary-whole.arrow')), 'stream'));
+    for (const [name, rows] of [['summary-whole.arrow', 5], ['summary-appended.arrow', 35], ['summary-empty.arrow', 0], ['summary-stream.arrows', 5]] as const) {
+      const want = apache(file(name));
+      const got = arrowFileSummary(file(name));
+      expect(got.rows, name).toBe(rows);
+      expect(got.rows, name).toBe(want.numRows);
+      expect(got.schema.fields.map((f) => `${f.name}:${String(f.type)}`), name).toEqual(want.schema.fields.map((f) => `${f.name}:${String(f.type)}`));
+    }
+    // A file cut inside a message is an error naming it, not a wrong count.
+    const bytes = readFileSync(file('summary-appended.arrow'));
+    writeFileSync(file('summary-cut.arrow'), bytes.subarray(0, 700));
+    expect(() => arrowFileSummary(file('summary-cut.arrow'))).toThrow(/summary-cut.arrow: ends inside a message/);
+  });
+});
 
 describe('writeArrowFile / readArrowFile', () => {
   it('round-trips every numeric type through apache-arrow and flechette', () => {

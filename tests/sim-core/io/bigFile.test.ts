@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Message } from 'apache-arrow';
-import { ArrowFileAppender, MAX_WRITE_BYTES, setWriteIo, writeArrowFile } from '../../../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, MAX_WRITE_BYTES, arrowFileSummary, setWriteIo, writeArrowFile } from '../../../sim-core/io/arrowFile.ts';
 import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
 
 const enabled = process.env.SOCSIM_BIG_FILE_TESTS === '1';
@@ -72,6 +72,10 @@ describe.runIf(enabled)('files over 2 GiB', () => {
     } finally {
       closeSync(fd);
     }
+    // socsim inspect's summary: from the metadata, past 2 GiB.
+    const summary = arrowFileSummary(path);
+    expect(summary.rows).toBe(rowsPerBatch * batches);
+    expect(summary.schema.fields.map((f) => f.name)).toEqual(columns.map((c) => c.name));
   }
 
   afterEach(() => setWriteIo());
