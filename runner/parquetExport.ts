@@ -23,6 +23,9 @@ export function arrowToParquet(ipc: Uint8Array): Uint8Array {
 
 export const parquetPath = (rel: string) => rel.replace(/\.arrow$/, '.parquet');
 
+/** The largest file read whole (Node's readFileSync, parquet-wasm's single table): 2 GiB - 1. */
+const MAX_WHOLE = 2 ** 31 - 1;
+
 export interface ExportResult {
   tables: RunTable[];
   files: number;
@@ -38,7 +41,14 @@ export function writeParquetFiles(dir: string, tables: RunTable[], out: string, 
     for (const f of t.files) {
       const target = path.join(out, parquetPath(f.rel));
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      const pq = arrowToParquet(fs.readFileSync(path.join(dir, f.rel)));
+      const source = path.join(dir, f.rel);
+      const size = fs.statSync(source).size;
+      if (size > MAX_WHOLE) {
+        throw new InputError(
+          `${f.rel} is ${(size / 1e9).toFixed(2)} GB, past the 2 GiB that socsim export and query read at once (table ${t.name}); read it with pyarrow or polars (pyarrow.ipc.open_file, polars.scan_ipc), or leave the table out of the SQL`,
+        );
+      }
+      const pq = arrowToParquet(fs.readFileSync(source));
       const tmp = `${target}.tmp`;
       fs.writeFileSync(tmp, pq);
       fs.renameSync(tmp, target);

@@ -87,4 +87,22 @@ describe('socsim export --format parquet', () => {
       expect(() => exportParquet(dir, to, false)).toThrow(what);
     }
   });
+
+  it('names a table file past 2 GiB and how to read it, instead of failing inside the read (exit 2)', () => {
+    // A sparse file (no disk used) with the size of a 10M-agent run's graph.arrow.
+    const big = path.join(tmp, 'big-run');
+    fs.mkdirSync(big);
+    fs.copyFileSync(path.join(run, 'manifest.json'), path.join(big, 'manifest.json'));
+    fs.copyFileSync(path.join(run, 'metrics.arrow'), path.join(big, 'metrics.arrow'));
+    fs.writeFileSync(path.join(big, 'graph.arrow'), '');
+    fs.truncateSync(path.join(big, 'graph.arrow'), 3_959_950_090);
+    const r = socsim(['export', big, '--format', 'parquet', '--out', path.join(tmp, 'big-pq')]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/graph\.arrow is 3\.96 GB, past the 2 GiB .*table graph.*pyarrow/)]);
+    const q = socsim(['query', big, 'select count(*) from graph']);
+    expect(q.code, q.stderr).toBe(2);
+    expect(q.stderr).toMatch(/graph\.arrow is 3\.96 GB/);
+    // A query that does not name the table still runs.
+    expect(socsim(['query', big, 'select count(*) as n from metrics']).code).toBe(0);
+  });
 });
