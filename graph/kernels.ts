@@ -12,7 +12,7 @@
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { lastAtMost } from '../sim-core/csrKernels.ts';
-import { uniform } from '../sim-core/rng.ts';
+import { rowDraw, rowSeed, uniform } from '../sim-core/rng.ts';
 
 /** Unset targets in `dst` (the host fills them before the kernel runs). */
 export const UNDRAWN = -1;
@@ -171,43 +171,218 @@ function undrawn(a: HomophilousArgs, p: number): number {
   return v === UNDRAWN ? 0 : v;
 }
 
+/** The first user a kernel call found short, and its block's end (attachHomophilous's result). */
+let firstShort = -1;
+let shortEnd = 0;
+function noteShort(u: number, end: number): void {
+  if (firstShort < 0 || u < firstShort) {
+    firstShort = u;
+    shortEnd = end;
+  }
+}
+
 /**
- * Users first + [start, end) of the homophilous graph, each into its planned block (starts[t]:
- * the block's first position, planned as if every user accepts all the follows it wants). A user
- * that needs an undrawn one draws it first (the same draws give the same values, so a user drawn
- * by two threads gets the same bytes twice); done[t] is set with Atomics.store once its block is
- * written (1, or 2 when it came up short). Returns the first short user met and its block's end.
+ * Draws user u with drawUser, and first any undrawn user its picks need (the same draws give the
+ * same values, so a user drawn twice, here and by another thread or lane, gets the same bytes
+ * twice); done[u] is set with Atomics.store once its block is written (1, or 2 if it came up short).
  */
-const attachHomophilous = kernel(HOMOPHILOUS, (a, start, end): number[] => {
-  let firstShort = -1;
-  let shortEnd = 0;
-  for (let r = start; r < end; r++) {
-    let sp = 0;
-    stack[sp++] = a.first + r;
-    while (sp > 0) {
-      const u = stack[sp - 1];
-      if (Atomics.load(a.done, u) !== 0) {
-        sp--;
-        continue;
-      }
-      const q = drawUser(a, u, a.starts[u]);
-      if (q < 0) {
-        if (sp === stack.length) {
-          const s = new Int32Array(2 * sp);
-          s.set(stack);
-          stack = s;
-        }
-        stack[sp++] = -q - 1;
-        continue;
-      }
-      if (short && (firstShort < 0 || u < firstShort)) {
-        firstShort = u;
-        shortEnd = q;
-      }
-      Atomics.store(a.done, u, short ? 2 : 1);
+function drawWithOwners(a: HomophilousArgs, u0: number): void {
+  let sp = 0;
+  stack[sp++] = u0;
+  while (sp > 0) {
+    const u = stack[sp - 1];
+    if (Atomics.load(a.done, u) !== 0) {
       sp--;
+      continue;
+    }
+    const q = drawUser(a, u, a.starts[u]);
+    if (q < 0) {
+      if (sp === stack.length) {
+        const s = new Int32Array(2 * sp);
+        s.set(stack);
+        stack = s;
+      }
+      stack[sp++] = -q - 1;
+      continue;
+    }
+    if (short) noteShort(u, q);
+    Atomics.store(a.done, u, short ? 2 : 1);
+    sp--;
+  }
+}
+
+/**
+ * Lanes: users one thread draws side by side, one try each per round, so that the random reads of
+ * a round (the picked positions, then the candidates' opinion and topic) are independent and their
+ * cache and TLB misses overlap; drawUser's tries each wait for the last (at 495M edges a pick is a
+ * miss in a 2 GB array). A lane runs drawUser's loop unrolled into state: the same draws in the
+ * same order per user, so the same edges.
+ */
+const LANES = 16;
+const lUser = new Int32Array(LANES);
+const lPos = new Float64Array(LANES);
+const lLeft = new Int32Array(LANES);
+const lTries = new Int32Array(LANES);
+const lDraw = new Int32Array(LANES);
+const lLast = new Int32Array(LANES);
+const lShort = new Uint8Array(LANES);
+const lShift = new Int32Array(LANES);
+/** rowSeed(key, user): a lane's draws take one mixing round each (rowDraw). */
+const lSeed = new Int32Array(LANES);
+/** rowDraw's 32 bits as a uniform in [0, 1), as rng.ts `uniform`. */
+const U32 = 1 / 2 ** 32;
+const lOp = new Float64Array(LANES);
+const lTop = new Int32Array(LANES);
+const lPick = new Float64Array(LANES);
+const lCand = new Int32Array(LANES);
+const lCandOp = new Float64Array(LANES);
+const lCandTop = new Int32Array(LANES);
+const lSet: Int32Array[] = Array.from({ length: LANES }, () => new Int32Array(64));
+
+/** Ends lane l's user (its block is written) and starts the next undrawn user below `to` in it. */
+function refill(a: HomophilousArgs, l: number, next: number, to: number): number {
+  if (lUser[l] >= 0) {
+    const u = lUser[l];
+    if (lShort[l]) noteShort(u, lPos[l]);
+    Atomics.store(a.done, u, lShort[l] ? 2 : 1);
+    lUser[l] = -1;
+  }
+  while (next < to) {
+    const u = next++;
+    if (Atomics.load(a.done, u) !== 0) continue;
+    const want = a.want[u];
+    if (want === 0) {
+      Atomics.store(a.done, u, 1);
+      continue;
+    }
+    let size = 64;
+    let shift = 26;
+    while (size < 2 * (want + 1)) {
+      size *= 2;
+      shift--;
+    }
+    if (lSet[l].length < size) lSet[l] = new Int32Array(size);
+    const F = lSet[l];
+    F.fill(-1, 0, size);
+    F[Math.imul(u, 0x9e3779b1) >>> shift] = u;
+    lUser[l] = u;
+    lPos[l] = a.starts[u];
+    lLeft[l] = want;
+    lTries[l] = 0;
+    lDraw[l] = 1;
+    lLast[l] = -1;
+    lShort[l] = 0;
+    lShift[l] = shift;
+    lSeed[l] = rowSeed(a.key, u);
+    lOp[l] = a.opinion[u];
+    lTop[l] = a.topic[u];
+    return next;
+  }
+  return next;
+}
+
+/** Users [from, to) drawn in lanes (those already done are skipped). */
+function drawLanes(a: HomophilousArgs, from: number, to: number): void {
+  const { dst, back, opinion: Op, topic: Top, kRecip, pref, recip, homophily } = a;
+  const lanes = Math.min(LANES, to - from);
+  let next = from;
+  let live = 0;
+  for (let l = 0; l < lanes; l++) {
+    lUser[l] = -1;
+    next = refill(a, l, next, to);
+    if (lUser[l] >= 0) live++;
+  }
+  while (live > 0) {
+    // The round's picks: a position below the lane's own (by follower count) or a uniform user.
+    for (let l = 0; l < lanes; l++) {
+      const t = lUser[l];
+      if (t < 0) continue;
+      const q = lPos[l];
+      const seed = lSeed[l];
+      let d = lDraw[l];
+      if (q > 0 && rowDraw(seed, d++) * U32 < pref) lPick[l] = Math.floor(rowDraw(seed, d++) * U32 * q);
+      else {
+        lPick[l] = -1;
+        lCand[l] = Math.floor(rowDraw(seed, d++) * U32 * t);
+      }
+      lDraw[l] = d;
+    }
+    for (let l = 0; l < lanes; l++) if (lUser[l] >= 0 && lPick[l] >= 0) lCand[l] = dst[lPick[l]];
+    for (let l = 0; l < lanes; l++) {
+      const c = lCand[l];
+      if (lUser[l] >= 0 && c >= 0) {
+        lCandOp[l] = Op[c];
+        lCandTop[l] = Top[c];
+      }
+    }
+    // Each lane's try, as drawUser takes it.
+    for (let l = 0; l < lanes; l++) {
+      const t = lUser[l];
+      if (t < 0) continue;
+      let c = lCand[l];
+      let cOp = lCandOp[l];
+      let cTop = lCandTop[l];
+      if (c === UNDRAWN) {
+        c = undrawn(a, lPick[l]);
+        if (c < 0) {
+          drawWithOwners(a, -c - 1);
+          c = undrawn(a, lPick[l]);
+        }
+        cOp = Op[c];
+        cTop = Top[c];
+      }
+      const F = lSet[l];
+      const shift = lShift[l];
+      const mask = (1 << (32 - shift)) - 1;
+      let h = Math.imul(c, 0x9e3779b1) >>> shift;
+      let seen = false;
+      for (let x = F[h]; x !== -1; x = F[(h = (h + 1) & mask)]) {
+        if (x === c) {
+          seen = true;
+          break;
+        }
+      }
+      if (!seen) {
+        lLast[l] = c;
+        const d = 0.25 * Math.abs(lOp[l] - cOp) + (lTop[l] === cTop ? 0 : 0.5);
+        if (!(rowDraw(lSeed[l], lDraw[l]++) * U32 < 1 - homophily * d) && ++lTries[l] < 16) continue;
+      } else if (++lTries[l] < 16) continue;
+      // This follow is decided: the last candidate not already followed, if any.
+      const v = lLast[l];
+      if (v < 0) lShort[l] = 1;
+      else {
+        h = Math.imul(v, 0x9e3779b1) >>> shift;
+        while (F[h] !== -1) h = (h + 1) & mask;
+        F[h] = v;
+        let q = lPos[l];
+        dst[q++] = v;
+        if (recip > 0 && uniform(kRecip, q) < recip) {
+          Atomics.or(back, q >>> 5, 1 << (q & 31));
+          dst[q++] = t;
+        }
+        lPos[l] = q;
+      }
+      lTries[l] = 0;
+      lLast[l] = -1;
+      if (--lLeft[l] === 0) {
+        next = refill(a, l, next, to);
+        if (lUser[l] < 0) live--;
+      }
     }
   }
+}
+
+/**
+ * Users first + [start, end) of the homophilous graph, each into its planned block (starts[t]:
+ * the block's first position, planned as if every user accepts all the follows it wants), in
+ * lanes (drawLanes). A user that needs an undrawn one draws it first; done[t] is set with
+ * Atomics.store once its block is written (1, or 2 when it came up short). Returns the first short
+ * user met and its block's end.
+ */
+const attachHomophilous = kernel(HOMOPHILOUS, (a, start, end): number[] => {
+  firstShort = -1;
+  shortEnd = 0;
+  drawLanes(a, a.first + start, a.first + end);
   return firstShort < 0 ? [] : [firstShort, shortEnd];
 });
 

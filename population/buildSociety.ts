@@ -139,7 +139,9 @@ async function generate(exec: Executor, agents: number, seed: number, spec: z.ou
 export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<Society> {
   let made: Awaited<ReturnType<typeof populationAndEdges>> | undefined = await populationAndEdges(exec, o);
   const { pop, externalIds, graphSource } = made;
+  const t0 = performance.now();
   const graph = await buildGraph(exec, pop.agents.length, made.edges.src, made.edges.dst, made.edges.directed);
+  o.log?.(`built the graph's adjacency (CSR, ${graph.directed ? 'both directions' : 'undirected'}) in ${seconds(t0)}`);
   // The edge list (and the sort's scratch) go before the platform allocates its state.
   made = undefined;
   await releaseArrays(exec);
@@ -163,12 +165,17 @@ async function populationAndEdges(exec: Executor, o: SocietyOptions) {
     return { pop, edges, externalIds: loaded.externalIds as Society['externalIds'], graphSource: edgeFileRecord(loaded) as EdgeFileRecord | undefined };
   }
   checkMemory(o.agents, expectedEdges(o.agents, spec), o.phaseBytesPerAgent);
+  const t0 = performance.now();
   const pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
-  log(`synthesised ${o.agents} agents`);
+  log(`synthesised ${o.agents} agents in ${seconds(t0)}`);
+  const t1 = performance.now();
   const c = pop.agents.columns;
   const edges = await generate(exec, o.agents, o.seed, spec, c.opinion as Float32Array, c.topic as Uint8Array, c.leaning as Uint8Array, c.activity as Float32Array, pop.config.leaning.labels.length);
-  log(`generated ${spec.kind} graph: ${edges.dst.length} edges`);
+  log(`generated ${spec.kind} graph: ${edges.dst.length} edges in ${seconds(t1)}`);
   return { pop, edges, externalIds: null as Society['externalIds'], graphSource: undefined as EdgeFileRecord | undefined };
 }
+
+/** Seconds since `t0` (performance.now()) for a progress line. */
+const seconds = (t0: number): string => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 
 export { populationConfig };
