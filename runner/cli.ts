@@ -222,7 +222,8 @@ export function buildProgram(): Command {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       const progress = opts.quiet ? undefined : createProgress(process.stderr);
-      // --serve: the dashboard follows the run; run files answer 503 until the first step is done.
+      // --serve: the dashboard follows the run; run files answer 503 until the first step is done
+      // and graph.arrow is written (runScenario's onReady).
       // The server has its own thread, so it answers while a step runs.
       const server = opts.serve === undefined ? undefined : await listen({
         runDir: path.resolve(opts.out ?? path.join('runs', scenario.name)),
@@ -235,7 +236,6 @@ export function buildProgram(): Command {
       const onStep = server
         ? (s: number, n: number, ms: number, m: Map<string, number>) => {
             progress?.step(s, n, ms, m);
-            server.markReady();
             server.publish('step', { step: s, steps_completed: s + 1, steps_requested: n, wall_ms: ms, status: 'running' });
           }
         : progress?.step;
@@ -258,6 +258,7 @@ export function buildProgram(): Command {
         params,
         scenarioFile: path.relative(process.cwd(), file),
         onStep,
+        onReady: server ? () => server.markReady() : undefined,
         log: progress?.log,
         signal,
       }).catch(async (err: unknown) => {

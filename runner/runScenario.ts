@@ -32,6 +32,7 @@ import {
   snapshotName,
   peakResidentBytes,
   writeGraph,
+  writeGraphLater,
   writeJsonAtomic,
   type Manifest,
 } from './runDirectory.ts';
@@ -48,8 +49,13 @@ interface CheckpointMeta {
   manifest: Pick<Manifest, 'steps_completed' | 'step_wall_ms' | 'phase_wall_ms'> & { agents: string[] };
 }
 
-/** Everything a run carries between steps: agent columns, the graph, each phase's state. */
-function stateRoot(agents: World['agents'], graph: Graph, phases: readonly Phase[], llm: object | undefined): object {
+/**
+ * Everything a run carries between steps, as a checkpoint saves it: agent columns, the graph, each
+ * phase's state. `graph` is null while the run's graph is still the one set-up built: a resumed run
+ * builds that graph again (the same set-up), so a checkpoint need not hold it (at 10M agents, 4 GB
+ * of the file).
+ */
+function stateRoot(agents: World['agents'], graph: Graph | null, phases: readonly Phase[], llm: object | undefined): object {
   return { agents: agents.columns, graph, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])), llm: llm ?? null };
 }
 
@@ -75,6 +81,12 @@ export interface RunOptions {
   scenarioFile?: string;
   /** Called after every step with its metrics and wall time. */
   onStep?(step: number, steps: number, wallMs: number, metrics: Map<string, number>): void;
+  /**
+   * Called once the run's files can be read: the first step's metrics are in and graph.arrow is
+   * written (it is written while the first steps run). Not called when no step completes or when
+   * graph.arrow cannot be written.
+   */
+  onReady?(): void;
   log?(line: string): void;
   /** Resolves to true once the run should stop at the next step boundary. */
   signal?: { stopRequested: boolean };
@@ -243,6 +255,18 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   let prepared = false;
   let finishPhases: (() => Promise<void>) | undefined;
   let closeOutputs: (() => string[]) | undefined;
+  // graph.arrow is written while the run goes on (writeGraphLater): what its write came to, once
+  // settled (undefined: written), and whether its error was already thrown.
+  let graphWrite: Promise<Error | undefined> = Promise.resolve(undefined);
+  let graphError: Error | undefined;
+  let graphErrorThrown = false;
+  const graphWritten = async () => {
+    const err = await graphWrite;
+    if (err && !graphErrorThrown) {
+      graphErrorThrown = true;
+      throw err;
+    }
+  };
   const manifestFile = path.join(dir, 'manifest.json');
   const finish = async (status: Manifest['status'], error?: string) => {
     try {
@@ -313,6 +337,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       if (snapshotError) throw snapshotError;
     };
     finishPhases = async () => {
+      await graphWritten();
       await settleSnapshot();
       await exec.sync?.();
       for (const p of phases) await p.finish?.(world);
@@ -349,7 +374,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     if (ckpt && resuming) {
       // Same set-up, then the state of the checkpoint on top; the files go back to that step too.
       const tr = performance.now();
-      ckpt.restoreInto(stateRoot(world.agents, world.graph, phases, llm?.cache.state));
+      ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
       const m = ckpt.meta;
       first = m.step;
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);
@@ -363,7 +388,14 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       (manifest.resumed ??= []).push({ from_step: first, at: new Date().toISOString(), threads, backend: opened.backend, setup_seconds: (tr - t0) / 1000, restore_seconds: (performance.now() - tr) / 1000 });
     } else {
       writeJsonAtomic(manifestFile, manifest);
-      writeGraph(path.join(dir, 'graph.arrow'), world.graph);
+      // ~4 GB at 10M agents (~16 s of this machine's disk): written while the first steps run.
+      // A checkpoint waits for it (a run that can be resumed has its graph.arrow), as do the end
+      // of the run and onReady; a failed write stops the run at the next step.
+      const tg = performance.now();
+      graphWrite = writeGraphLater(path.join(dir, 'graph.arrow'), world.graph).then(
+        () => void log(`wrote graph.arrow in ${((performance.now() - tg) / 1000).toFixed(1)} s`),
+        (err: Error) => (graphError = err),
+      );
       snapshot(0);
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
       // Classic models also report the initial state, as a first row with step -1.
@@ -383,7 +415,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       };
       let bytes: number;
       try {
-        bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, world.graph, phases, llm?.cache.state), meta);
+        bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, graphChanged ? world.graph : null, phases, llm?.cache.state), meta);
       } catch (err) {
         // A checkpoint is insurance, not a result: a full disk must not end a run that can go on.
         // The previous checkpoint (if any) stays valid; the manifest says what happened.
@@ -418,17 +450,20 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
           manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
           manifest.steps_completed = step + 1;
           o.onStep?.(step, steps, wall, m);
+          if (step === first) void graphWrite.then((err) => err || o.onReady?.());
         });
       completed.catch(() => undefined); // surfaces where it is awaited
     };
     for (let step = first; step < steps; step++) {
       // With one thread a step never leaves the microtask queue; yield so signals get handled.
       await new Promise((resolve) => setImmediate(resolve));
+      if (graphError) await graphWritten();
       if (o.signal?.stopRequested) {
         await completed;
         if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) {
           await settleSnapshot();
           await exec.sync?.();
+          await graphWritten();
           checkpoint(step);
         }
         await finish('interrupted');
@@ -463,6 +498,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
       if (checkpointDue) {
         await completed;
+        await graphWritten();
         checkpoint(done);
       }
       if (snapshotDue || checkpointDue || manifestPolicy.due(done, steps)) {

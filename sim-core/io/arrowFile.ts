@@ -25,7 +25,7 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Message, MessageHeader, tableFromIPC, type Schema, type Table } from 'apache-arrow';
 import { EOS, checkValues, planColumns, schemaOf, type ColumnData, type ColumnPlan } from './columnPlan.ts';
-import { byteLengthOf, checkRows, FileWriteError, plainParts, writeAllAt, writeAtomically, type Part } from './fileWrite.ts';
+import { byteLengthOf, checkRows, FileWriteError, plainParts, writeAllAt, writeAtomically, writeAtomicallyLater, type Part } from './fileWrite.ts';
 import { FooterEncoder, align, encodeRecordBatchMessage, fileHead, trailer, type EncodedMessage } from './ipcMessages.ts';
 
 // The writer's public surface, in one place for the rest of socsim.
@@ -38,6 +38,20 @@ export { FileWriteError, MAX_WRITE_BYTES, setWriteIo, type WriteIo } from './fil
  * a file with the schema and no record batch. Same input, same bytes.
  */
 export function writeArrowFile(path: string, columns: ColumnData[], rows: number, metadata?: Record<string, string>): void {
+  writeAtomically(path, fileParts(columns, rows, metadata), false);
+}
+
+/**
+ * writeArrowFile with the writes on libuv's threads while the caller goes on (generated columns are
+ * filled on the calling thread, a slice at a time). The columns must not change until the promise
+ * settles; it rejects with a FileWriteError naming `path`.
+ */
+export function writeArrowFileLater(path: string, columns: ColumnData[], rows: number, metadata?: Record<string, string>): Promise<void> {
+  return writeAtomicallyLater(path, fileParts(columns, rows, metadata));
+}
+
+/** The bytes of a whole Arrow IPC file, as parts. */
+function fileParts(columns: ColumnData[], rows: number, metadata?: Record<string, string>): Part[] {
   checkRows(rows);
   const plans = planColumns(columns);
   const head = fileHead(plans, schemaOf(plans, metadata));
@@ -50,7 +64,7 @@ export function writeArrowFile(path: string, columns: ColumnData[], rows: number
     for (let i = 0; i < plans.length; i++) checkValues(plans[i]!, columns[i]!, 0);
   }
   parts.push(EOS, ...head.footer.parts());
-  writeAtomically(path, parts, false);
+  return parts;
 }
 
 /**

@@ -4,6 +4,7 @@
  * bytes and the OS error; whole files are written atomically (temporary name, fsync, rename).
  */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writevSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 // ---------------------------------------------------------------------------------------------
@@ -22,14 +23,20 @@ export const MAX_WRITE_BYTES = 256 * 1024 * 1024;
 /** Most buffers in one writev call (Linux's IOV_MAX is 1024). */
 const MAX_IOV = 512;
 
-/** The call that writes every byte of every file here, and the most bytes it gets at once. */
+/** The calls that write every byte of every file here, and the most bytes they get at once. */
 export interface WriteIo {
   /** Writes `buffers` (or a prefix of them) at `position`; returns the bytes written, like fs.writevSync. */
   writev(fd: number, buffers: Uint8Array[], position: number): number;
+  /** The same for a file written while the caller goes on (`writeAtomicallyLater`), on libuv's threads. */
+  writevLater(file: FileHandle, buffers: Uint8Array[], position: number): Promise<number>;
   maxBytesPerCall: number;
 }
 
-const DEFAULT_IO: WriteIo = { writev: writevSync, maxBytesPerCall: MAX_WRITE_BYTES };
+const DEFAULT_IO: WriteIo = {
+  writev: writevSync,
+  writevLater: async (file, buffers, position) => (await file.writev(buffers, position)).bytesWritten,
+  maxBytesPerCall: MAX_WRITE_BYTES,
+};
 let io: WriteIo = DEFAULT_IO;
 
 /**
@@ -119,36 +126,74 @@ function writePartsAt(fd: number, parts: readonly Part[], position: number, path
  * written (all of them); a failure is a FileWriteError.
  */
 export function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number, path: string): number {
-  const total = byteLengthOf(parts);
-  const limit = io.maxBytesPerCall;
-  let done = 0;
-  let i = 0; // first part not yet written whole
-  let skip = 0; // bytes of parts[i] already written
-  const batch: Uint8Array[] = [];
-  while (done < total) {
-    batch.length = 0;
-    let bytes = 0;
-    for (let j = i, from = skip; j < parts.length && batch.length < MAX_IOV && bytes < limit; j++, from = 0) {
-      const p = parts[j]!;
-      const n = Math.min(p.byteLength - from, limit - bytes);
-      if (n <= 0) continue;
-      batch.push(from === 0 && n === p.byteLength ? p : p.subarray(from, from + n));
-      bytes += n;
-    }
+  const w = new Batches(parts, path);
+  while (w.next()) w.wrote(callWrite(w, () => io.writev(fd, w.batch, position + w.done)));
+  return w.total;
+}
+
+/** writeAllAt on an open FileHandle, the writes running on libuv's threads. */
+async function writeAllAtLater(file: FileHandle, parts: readonly Uint8Array[], position: number, path: string): Promise<number> {
+  const w = new Batches(parts, path);
+  while (w.next()) {
     let written: number;
     try {
-      written = io.writev(fd, batch, position + done);
+      written = await io.writevLater(file, w.batch, position + w.done);
     } catch (err) {
-      throw new FileWriteError(path, err, total, done);
+      throw new FileWriteError(path, err, w.total, w.done);
     }
-    if (!(written > 0 && written <= bytes)) {
-      throw new FileWriteError(path, new Error(`write returned ${written} for ${bytes} bytes`), total, done);
-    }
-    done += written;
-    skip += written;
-    while (i < parts.length && skip >= parts[i]!.byteLength) skip -= parts[i++]!.byteLength;
+    w.wrote(written);
   }
-  return total;
+  return w.total;
+}
+
+function callWrite(w: Batches, write: () => number): number {
+  try {
+    return write();
+  } catch (err) {
+    throw new FileWriteError(w.path, err, w.total, w.done);
+  }
+}
+
+/** The writes that put `parts` in a file: batches of at most MAX_IOV buffers and io.maxBytesPerCall bytes, going on after short writes. */
+class Batches {
+  readonly total: number;
+  done = 0;
+  readonly batch: Uint8Array[] = [];
+  private bytes = 0;
+  private i = 0; // first part not yet written whole
+  private skip = 0; // bytes of parts[i] already written
+  constructor(
+    private readonly parts: readonly Uint8Array[],
+    readonly path: string,
+  ) {
+    this.total = byteLengthOf(parts);
+  }
+
+  /** Fills `batch` with the next bytes to write; false when all are written. */
+  next(): boolean {
+    if (this.done >= this.total) return false;
+    const limit = io.maxBytesPerCall;
+    this.batch.length = 0;
+    this.bytes = 0;
+    for (let j = this.i, from = this.skip; j < this.parts.length && this.batch.length < MAX_IOV && this.bytes < limit; j++, from = 0) {
+      const p = this.parts[j]!;
+      const n = Math.min(p.byteLength - from, limit - this.bytes);
+      if (n <= 0) continue;
+      this.batch.push(from === 0 && n === p.byteLength ? p : p.subarray(from, from + n));
+      this.bytes += n;
+    }
+    return true;
+  }
+
+  /** Counts a write call's result (a short write leaves the rest for the next batch). */
+  wrote(written: number): void {
+    if (!(written > 0 && written <= this.bytes)) {
+      throw new FileWriteError(this.path, new Error(`write returned ${written} for ${this.bytes} bytes`), this.total, this.done);
+    }
+    this.done += written;
+    this.skip += written;
+    while (this.i < this.parts.length && this.skip >= this.parts[this.i]!.byteLength) this.skip -= this.parts[this.i++]!.byteLength;
+  }
 }
 
 function fsyncDirectory(path: string): void {
@@ -190,4 +235,46 @@ export function writeAtomically(path: string, parts: readonly Part[], keepOpen: 
   if (keepOpen) return fd;
   closeSync(fd);
   return undefined;
+}
+
+/**
+ * writeAtomically (not kept open) with the writes and the fsync on libuv's threads: the calling
+ * thread goes on meanwhile, taking only the generated parts' slices, each when the last is written.
+ * Same bytes as writeAtomically; on failure the temporary file is removed and the promise rejects
+ * with a FileWriteError naming `path`.
+ */
+export async function writeAtomicallyLater(path: string, parts: readonly Part[]): Promise<void> {
+  const tmp = `${path}.tmp`;
+  let file: FileHandle | undefined;
+  let written = 0;
+  try {
+    file = await open(tmp, 'w');
+    const run: Uint8Array[] = [];
+    const flush = async () => {
+      if (run.length > 0) written += await writeAllAtLater(file!, run, written, path);
+      run.length = 0;
+    };
+    for (const p of parts) {
+      if (p instanceof Uint8Array) {
+        run.push(p);
+        continue;
+      }
+      await flush();
+      // A slice's buffer is refilled for the next one: each is written before the next is made.
+      let n = 0;
+      for (const slice of p.slices()) n += await writeAllAtLater(file, [slice], written + n, path);
+      if (n !== p.byteLength) throw new FileWriteError(path, new Error(`a generated part gave ${n} of its ${p.byteLength} bytes`), byteLengthOf(parts), written + n);
+      written += n;
+    }
+    await flush();
+    await file.sync();
+    await file.close();
+    file = undefined;
+    await rename(tmp, path);
+  } catch (err) {
+    await file?.close().catch(() => undefined);
+    await rm(tmp, { force: true });
+    throw err instanceof FileWriteError ? err : new FileWriteError(path, err, byteLengthOf(parts), written);
+  }
+  fsyncDirectory(path);
 }

@@ -15,6 +15,7 @@ import {
   recordBatchOf,
   setWriteIo,
   writeArrowFile,
+  writeArrowFileLater,
 } from '../../../sim-core/io/arrowFile.ts';
 import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
 
@@ -618,6 +619,52 @@ describe('writes in bounded calls', () => {
 
     setWriteIo({ writev: () => 0 });
     expect(() => writeArrowFile(path, cols, 10_000)).toThrow(`cannot write ${path}: write returned 0 for`);
+  });
+
+  it('writes later (on libuv threads) the same bytes, generated columns included, with 1 MiB calls and short writes; a failure rejects and leaves nothing', async () => {
+    const rows = 5_000_003;
+    const a = Int32Array.from({ length: rows }, (_, i) => Math.imul(i, 2654435761) | 0);
+    const gen = { length: rows, fill: (out: Int32Array, from: number) => out.set(a.subarray(from, from + out.length)) };
+    const cols = (values: ColumnData['values']): ColumnData[] => [
+      { name: 'a', type: 'i32', values },
+      { name: 'b', type: 'f64', values: Float64Array.from({ length: rows }, (_, i) => i / 3) },
+    ];
+    writeArrowFile(file('later-a.arrow'), cols(a), rows, { k: 'v' });
+    let calls = 0;
+    let short = 0;
+    setWriteIo({
+      maxBytesPerCall: 1 << 20,
+      writevLater: async (fh, buffers, position) => {
+        const bytes = buffers.reduce((n, b) => n + b.byteLength, 0);
+        const keep = calls++ % 2 === 0 ? buffers : [buffers[0]!.subarray(0, Math.max(1, buffers[0]!.byteLength >> 1))];
+        const { bytesWritten } = await fh.writev(keep, position);
+        if (bytesWritten < bytes) short++;
+        return bytesWritten;
+      },
+    });
+    let settled = false;
+    const later = writeArrowFileLater(file('later-b.arrow'), cols(gen), rows, { k: 'v' }).then(() => (settled = true));
+    expect(settled).toBe(false); // the caller goes on while the file is written
+    await later;
+    expect(readFileSync(file('later-b.arrow')).equals(readFileSync(file('later-a.arrow')))).toBe(true);
+    expect(calls).toBeGreaterThan(60);
+    expect(short).toBeGreaterThan(20);
+    let budget = 3 << 20;
+    setWriteIo({
+      maxBytesPerCall: 1 << 20,
+      writevLater: async (fh, buffers, position) => {
+        if (budget <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        const { bytesWritten } = await fh.writev(buffers, position);
+        budget -= bytesWritten;
+        return bytesWritten;
+      },
+    });
+    const path = file('later-full.arrow');
+    const err = await writeArrowFileLater(path, cols(gen), rows).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(FileWriteError);
+    expect((err as FileWriteError).message).toMatch(new RegExp(`^cannot write ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOSPC: no space left on device, write \\(\\d+ of \\d+ bytes written\\)$`));
+    expect(existsSync(`${path}.tmp`)).toBe(false);
+    expect(existsSync(path)).toBe(false);
   });
 
   it('keeps an appender file readable after a failed append and refuses further appends', () => {
