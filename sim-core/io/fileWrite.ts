@@ -127,7 +127,15 @@ function writePartsAt(fd: number, parts: readonly Part[], position: number, path
  */
 export function writeAllAt(fd: number, parts: readonly Uint8Array[], position: number, path: string): number {
   const w = new Batches(parts, path);
-  while (w.next()) w.wrote(callWrite(w, () => io.writev(fd, w.batch, position + w.done)));
+  while (w.next()) {
+    let written: number;
+    try {
+      written = io.writev(fd, w.batch, position + w.done);
+    } catch (err) {
+      throw new FileWriteError(path, err, w.total, w.done);
+    }
+    w.wrote(written);
+  }
   return w.total;
 }
 
@@ -144,14 +152,6 @@ async function writeAllAtLater(file: FileHandle, parts: readonly Uint8Array[], p
     w.wrote(written);
   }
   return w.total;
-}
-
-function callWrite(w: Batches, write: () => number): number {
-  try {
-    return write();
-  } catch (err) {
-    throw new FileWriteError(w.path, err, w.total, w.done);
-  }
 }
 
 /** The writes that put `parts` in a file: batches of at most MAX_IOV buffers and io.maxBytesPerCall bytes, going on after short writes. */
