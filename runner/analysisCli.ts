@@ -16,7 +16,7 @@ export function registerAnalysisCommands(program: Command): void {
     .option('--force', 'overwrite the files of an earlier export in --out')
     .action(async (dirArg: string, opts: { out?: string; force?: boolean }) => {
       const { exportParquet } = await import('./parquetExport.ts');
-      const r = exportParquet(dirArg, opts.out, !!opts.force);
+      const r = await exportParquet(dirArg, opts.out, !!opts.force, (line) => process.stderr.write(`${line}\n`));
       const rel = path.relative(process.cwd(), r.out) || '.';
       process.stdout.write(`wrote ${r.files} Parquet files (${(r.bytes / 1e6).toFixed(2)} MB) for ${r.tables.length} tables (${r.tables.map((t) => t.name).join(', ')}) to ${rel.startsWith('..') ? r.out : rel}/\n`);
     });
@@ -31,6 +31,6 @@ export function registerAnalysisCommands(program: Command): void {
     .option('--max-rows <n>', 'rows printed as a table', intFlag('--max-rows', 1), 50)
     .action(async (dirArg: string, sql: string, opts: { csv?: string | true; parquet?: string; maxRows: number }) => {
       const { runQuery } = await import('./query.ts');
-      await runQuery(dirArg, sql, { csv: opts.csv === true ? '-' : opts.csv, parquet: opts.parquet, maxRows: opts.maxRows });
+      await runQuery(dirArg, sql, { csv: opts.csv === true ? '-' : opts.csv, parquet: opts.parquet, maxRows: opts.maxRows, progress: (line) => process.stderr.write(`${line}\n`) });
     });
 }

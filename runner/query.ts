@@ -3,8 +3,10 @@
  * (`@duckdb/node-api`, whose binary ships inside the npm package). DuckDB reads Parquet natively but
  * Arrow IPC only through an extension it downloads, so the tables the SQL names (runTables.ts; all
  * of them when it names none) are first written as Parquet to a temporary directory by the same
- * encoder as `socsim export`, and each becomes a view: one file as it is, several (agent snapshots,
- * the runs of an experiment) as a `UNION ALL BY NAME` with their `step` and `run` key columns.
+ * encoder as `socsim export` (uncompressed: the files are read once and deleted; a file is read a
+ * slice of rows at a time, so tables of any size work), and each becomes a view: one file as it
+ * is, several (agent snapshots, the runs of an experiment) as a `UNION ALL BY NAME` with their
+ * `step` and `run` key columns.
  *
  * Output: an aligned text table of the first `maxRows` rows, or every row as CSV (stdout or a file)
  * or Parquet (a file), written by DuckDB's COPY. A SQL error is bad input (exit 2, one line).
@@ -66,6 +68,8 @@ export interface QueryOptions {
   /** Rows printed as a table (default 50). */
   maxRows?: number;
   write?: (text: string) => void;
+  /** Hears of each table file past 1 GB while it is converted to Parquet (stderr in the CLI). */
+  progress?: (line: string) => void;
 }
 
 /** Formats rows as an aligned text table (numbers right-aligned). */
@@ -91,7 +95,7 @@ export async function runQuery(dirArg: string, sql: string, o: QueryOptions = {}
   const instance = await DuckDBInstance.create(':memory:');
   let conn: DuckDBConnection | undefined;
   try {
-    writeParquetFiles(dir, tables, tmp, only);
+    await writeParquetFiles(dir, tables, tmp, { only, style: 'scratch', progress: o.progress });
     conn = await instance.connect();
     for (const t of tables) if (only.has(t.name)) await conn.run(viewSql(t, tmp));
     const body = sql.trim().replace(/;+\s*$/, '');

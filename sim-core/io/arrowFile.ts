@@ -22,8 +22,7 @@
  * Every write goes through `writeAllAt`: at most MAX_WRITE_BYTES per call, whatever the file size,
  * and failures are FileWriteErrors naming the file, the bytes and the OS error.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync } from 'node:fs';
-import { Message, MessageHeader, tableFromIPC, type Schema, type Table } from 'apache-arrow';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync } from 'node:fs';
 import { EOS, checkValues, planColumns, schemaOf, type ColumnData, type ColumnPlan } from './columnPlan.ts';
 import { byteLengthOf, checkRows, FileWriteError, plainParts, writeAllAt, writeAtomically, writeAtomicallyLater, type Part } from './fileWrite.ts';
 import { FooterEncoder, align, encodeRecordBatchMessage, fileHead, trailer, type EncodedMessage } from './ipcMessages.ts';
@@ -31,6 +30,7 @@ import { FooterEncoder, align, encodeRecordBatchMessage, fileHead, trailer, type
 // The writer's public surface, in one place for the rest of socsim.
 export { recordBatchOf, type ArrowColumnType, type ColumnData, type GeneratedValues } from './columnPlan.ts';
 export { FileWriteError, MAX_WRITE_BYTES, setWriteIo, type WriteIo } from './fileWrite.ts';
+export { arrowFileSummary, readArrowBatches, readArrowFile } from './arrowRead.ts';
 
 /**
  * Writes one complete Arrow IPC file atomically (`path.tmp`, fsync, rename). Column buffers are
@@ -291,48 +291,5 @@ export class ArrowFileAppender {
       }
       return c;
     });
-  }
-}
-
-/** Reads a whole Arrow IPC file (file or stream format) into an apache-arrow Table. */
-export function readArrowFile(path: string): Table {
-  return tableFromIPC(readFileSync(path));
-}
-
-/**
- * The schema and row count of an Arrow IPC file (file or stream format), from its messages'
- * metadata only: each record batch's body is skipped, so a file of any size costs a few small
- * reads (readArrowFile reads it whole, which fails past 2 GiB: graph.arrow at 10M agents is 4 GB).
- */
-export function arrowFileSummary(path: string): { schema: Schema; rows: number } {
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    const read = (bytes: number, at: number): Buffer => {
-      const buf = Buffer.alloc(bytes);
-      if (at + bytes > size || readSync(fd, buf, 0, bytes, at) !== bytes) throw new Error(`${path}: ends inside a message at byte ${at}`);
-      return buf;
-    };
-    // The file format opens with "ARROW1" and two padding bytes; the stream format with its first message.
-    let at = size >= 8 && read(6, 0).toString('latin1') === 'ARROW1' ? 8 : 0;
-    let schema: Schema | undefined;
-    let rows = 0;
-    while (at + 4 <= size) {
-      // A message: 0xFFFFFFFF and the metadata's length (a bare length in the pre-1.0 format), the
-      // metadata, then the body; a length of 0 ends the stream.
-      const head = read(Math.min(8, size - at), at);
-      const bare = head.readInt32LE(0) !== -1;
-      const prefix = bare ? 4 : 8;
-      const metaLength = bare ? head.readInt32LE(0) : head.length === 8 ? head.readInt32LE(4) : 0;
-      if (metaLength <= 0) break;
-      const message = Message.decode(read(metaLength, at + prefix));
-      if (message.headerType === MessageHeader.Schema) schema = message.header() as Schema;
-      else if (message.headerType === MessageHeader.RecordBatch) rows += Number((message.header() as { length: number | bigint }).length);
-      at += prefix + metaLength + Number(message.bodyLength);
-    }
-    if (!schema) throw new Error(`${path}: no Arrow schema message`);
-    return { schema, rows };
-  } finally {
-    closeSync(fd);
   }
 }

@@ -1,5 +1,6 @@
 /**
- * A real Arrow file over 2 GiB, written whole and by appends (the 10^7-agent graph.arrow is ~4 GB).
+ * A real Arrow file over 2 GiB, written whole and by appends (the 10^7-agent graph.arrow is ~4 GB),
+ * and read back in slices (readArrowBatches: socsim export and query).
  * It needs ~2.4 GB of free disk and ~0.3 GB of memory and takes 2-20 s, so it runs only when asked:
  * SOCSIM_BIG_FILE_TESTS=1 npx vitest run tests/sim-core/io/bigFile.test.ts
  * (the seam tests in arrowFile.test.ts cover the chunked writer on every run).
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Message } from 'apache-arrow';
-import { ArrowFileAppender, MAX_WRITE_BYTES, arrowFileSummary, setWriteIo, writeArrowFile } from '../../../sim-core/io/arrowFile.ts';
+import { ArrowFileAppender, MAX_WRITE_BYTES, arrowFileSummary, readArrowBatches, setWriteIo, writeArrowFile } from '../../../sim-core/io/arrowFile.ts';
 import type { ColumnData } from '../../../sim-core/io/arrowFile.ts';
 
 const enabled = process.env.SOCSIM_BIG_FILE_TESTS === '1';
@@ -76,6 +77,17 @@ describe.runIf(enabled)('files over 2 GiB', () => {
     const summary = arrowFileSummary(path);
     expect(summary.rows).toBe(rowsPerBatch * batches);
     expect(summary.schema.fields.map((f) => f.name)).toEqual(columns.map((c) => c.name));
+    // socsim export's and query's reading: slices of the batches, every value in place.
+    let row = 0;
+    for (const b of readArrowBatches(path)) {
+      for (let c = 0; c < COLUMNS; c++) {
+        const got = b.getChildAt(c)!.data[0].values as Int32Array;
+        for (let i = 0; i < b.numRows; i += 4093) expect(got[i]).toBe(values[(row + i) % ROWS]);
+        expect(got[b.numRows - 1]).toBe(values[(row + b.numRows - 1) % ROWS]);
+      }
+      row += b.numRows;
+    }
+    expect(row).toBe(rowsPerBatch * batches);
   }
 
   afterEach(() => setWriteIo());
