@@ -42,8 +42,8 @@ export interface BlockSources {
  * (in later blocks: a follow-back's source precedes its block's owner, which is checked), in edge
  * order, as a sort would list them. Rows only move right (a prefix of rows holds at least as many
  * follow-backs as sources as it holds in its blocks), so they are placed from the last one down,
- * each compacted within its block and then shifted. No edge list beside the CSR: at 495M edges the
- * peak of graph construction is 4 bytes per edge lower than a sort's.
+ * each copied last entry first into place. No edge list beside the CSR: at 495M edges the peak of
+ * graph construction is 4 bytes per edge lower than a sort's.
  */
 function rowsFromBlocks(nodes: number, blocks: BlockSources, dst: Int32Array): Csr {
   const { starts, back } = blocks;
@@ -81,14 +81,21 @@ function rowsFromBlocks(nodes: number, blocks: BlockSources, dst: Int32Array): C
     at += starts[v + 1] - starts[v] - inBlock[v] + (backOf[v + 1] - backOf[v]);
   }
   offsets[nodes] = at;
+  // Row v moves right by off - lo = the follow-backs with a source before v that lie in blocks
+  // from v's on, which include the inBlock[v] of its own block (their sources precede v). So its
+  // follow-backs, at off + own and on, start at or past the block's end (hi), and its own edges,
+  // copied last first, each land at least as far right as they are read: nothing is overwritten
+  // before it is read.
   for (let v = nodes - 1; v >= 0; v--) {
     const lo = starts[v];
-    let k = lo;
-    if (inBlock[v] === 0) k = starts[v + 1];
-    else for (let e = lo; e < starts[v + 1]; e++) if (((back[e >>> 5] >>> (e & 31)) & 1) === 0) dst[k++] = dst[e];
-    dst.copyWithin(offsets[v], lo, k);
-    const b0 = backOf[v];
-    dst.set(backTargets.subarray(b0, backOf[v + 1]), offsets[v] + (k - lo));
+    const hi = starts[v + 1];
+    const off = offsets[v];
+    const own = hi - lo - inBlock[v];
+    let w = off + own;
+    for (let b = backOf[v], b1 = backOf[v + 1]; b < b1; b++) dst[w++] = backTargets[b];
+    w = off + own - 1;
+    if (inBlock[v] === 0) for (let e = hi - 1; e >= lo; e--) dst[w--] = dst[e];
+    else for (let e = hi - 1; e >= lo; e--) if (((back[e >>> 5] >>> (e & 31)) & 1) === 0) dst[w--] = dst[e];
   }
   return { offsets, targets: dst };
 }
@@ -138,8 +145,11 @@ function bucketShift(nodes: number, m: number): number {
 
 /**
  * The sort's scratch `low` (2 bytes per entry) holds at most `lowEntries` entries: a larger graph is
- * scattered in several passes over its edges, each writing one group of buckets whose edges fit
- * (495M edges: 4 passes, 256 MB instead of 990 MB, for a few seconds more). Tests lower it.
+ * scattered in several passes over its edges, each writing one group of buckets whose edges fit.
+ * Each pass reads every edge again: at 495M edges (10M users, 2 threads; the CSR both ways, one
+ * run each) four passes (256 MB) took 32.5 s, two (512 MB) 26.6 s and one (1 GB) 23.6 s, with
+ * 5.8M, 6.1M and 6.5M kB at the peak; the scratch also adds to the peak of a run's follow
+ * rebuilds, which already passes 7 GB at 10M. Tests lower it.
  */
 export const csrScratch = { lowEntries: 2 ** 27 };
 
