@@ -162,7 +162,7 @@ interface BatchHeader {
 }
 
 /** The default rows of one batch readArrowBatches returns: 1M (8 MB of graph.arrow's two int32s). */
-export const BATCH_ROWS = 1 << 20;
+const BATCH_ROWS = 1 << 20;
 
 /**
  * The record batches of an Arrow IPC file (file or stream format) as apache-arrow RecordBatches of
