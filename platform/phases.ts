@@ -10,6 +10,7 @@ import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { withFollowers, type Csr } from '../sim-core/csr.ts';
 import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
+import { foldedEdges, newFollowing } from './followFold.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
 import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
@@ -518,20 +519,16 @@ export function maintainPhase(s: SocialState): Phase {
     },
     async finish(world) {
       flush(s.posts.count);
-      // Fold pending follows so graph-end.arrow shows the graph as the run left it. The file is
-      // the following rows, and nothing steps after this: the followers are not transposed (at
-      // 10M agents and 495M edges that sort took ~15 s and 2 GB at the run's peak).
-      if (s.added.size > 0 || s.removed.size > 0) await rebuildGraph(world, s, false);
+      // graph-end.arrow shows the graph as the run left it: the pending follows folded into the
+      // following rows as the file is written, not into a new CSR (at 10M agents and 495M edges a
+      // second copy of the rows, 2 GB at the run's peak, and their followers' sort).
+      if (s.added.size > 0 || s.removed.size > 0) world.endEdges = foldedEdges(world.graph.following, s.added, s.removed);
     },
   };
 }
 
-/**
- * Folds follow/unfollow deltas into a new CSR (its rows in order; the followers by counting sort,
- * unless `followers` is false: then world.graph holds the new rows in both places, for the end of
- * the run alone).
- */
-async function rebuildGraph(world: World, s: SocialState, followers = true): Promise<void> {
+/** Folds follow/unfollow deltas into a new CSR (its rows in order; the followers by counting sort). */
+async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const n = world.agents.length;
   // The old graph goes a direction at a time (4 bytes per edge less at each allocation): its
   // followers before the new rows are written, its rows before the new followers are built.
@@ -539,60 +536,15 @@ async function rebuildGraph(world: World, s: SocialState, followers = true): Pro
   const m = world.graph.edges;
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   await releaseArrays(world.exec);
-  const following = newFollowing(world.graph.following, n, s);
+  const following = newFollowing(world.graph.following, n, s.added, s.removed);
   world.graph = { nodes: n, edges: following.targets.length, directed: true, following, followers: following };
   await releaseArrays(world.exec);
-  if (followers) {
-    world.graph = await withFollowers(world.exec, n, following);
-    await releaseArrays(world.exec);
-    const F = world.graph.followers.offsets;
-    for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
-  }
+  world.graph = await withFollowers(world.exec, n, following);
+  await releaseArrays(world.exec);
+  const F = world.graph.followers.offsets;
+  for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
   s.added.keysA.fill(-1);
   s.added.size = 0;
   s.removed.keysA.fill(-1);
   s.removed.size = 0;
-}
-
-/** The following rows after the step's follows and unfollows: each row's kept edges, then its new follows. */
-function newFollowing(G: Csr, n: number, s: SocialState): Csr {
-  const addA = s.added.keysA;
-  const addB = s.added.keysB;
-  const adds: Array<[number, number]> = [];
-  for (let i = 0; i < addA.length; i++) if (addA[i] !== -1) adds.push([addA[i], addB[i]]);
-  adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  // The CSR positions of removed edges (few), in order, instead of a set lookup per edge (many).
-  const RA = s.removed.keysA;
-  const RB = s.removed.keysB;
-  const dropped: number[] = [];
-  for (let i = 0; i < RA.length; i++) {
-    const u = RA[i];
-    if (u === -1) continue;
-    for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) dropped.push(j);
-  }
-  dropped.sort((x, y) => x - y);
-  dropped.push(Infinity);
-  // The new following rows directly, and (rebuildGraph) the followers as their transpose: the
-  // graph buildGraph would make of these edges in this order.
-  const m = G.targets.length + s.added.size;
-  const offsets = m < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
-  const targets = sharedArray('i32', m);
-  let k = 0;
-  let ai = 0;
-  let di = 0;
-  for (let u = 0; u < n; u++) {
-    offsets[u] = k;
-    const hi = G.offsets[u + 1];
-    for (let j = G.offsets[u]; j < hi; j++) {
-      if (j === dropped[di]) di++;
-      else targets[k++] = G.targets[j];
-    }
-    while (ai < adds.length && adds[ai][0] === u) {
-      const v = adds[ai++][1];
-      if (s.removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
-      targets[k++] = v;
-    }
-  }
-  offsets[n] = k;
-  return { offsets, targets: targets.subarray(0, k) };
 }

@@ -11,7 +11,7 @@ import { ArrowFileAppender, FileWriteError, writeArrowFile, writeArrowFileLater,
 import type { Graph } from '../sim-core/csr.ts';
 import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import { InputError } from '../sim-core/errors.ts';
-import type { MetricType } from '../sim-core/phase.ts';
+import type { MetricType, World } from '../sim-core/phase.ts';
 import type { Table } from '../sim-core/table.ts';
 
 export type RunStatus = 'running' | 'completed' | 'interrupted' | 'failed';
@@ -252,6 +252,15 @@ export function writeGraph(file: string, graph: Graph): void {
   writeArrowFile(file, g.columns, g.rows, g.metadata);
 }
 
+/** Writes directed follow edges given as generated columns, as writeGraph writes a graph's. */
+export function writeEdges(file: string, e: NonNullable<World['endEdges']>): void {
+  const columns: ColumnData[] = [
+    { name: 'source', type: 'i32', values: e.source },
+    { name: 'target', type: 'i32', values: e.target },
+  ];
+  writeArrowFile(file, columns, e.rows, graphMetadata(true));
+}
+
 /**
  * writeGraph with the file's writes on libuv's threads while the run goes on (graph.arrow at 10M
  * agents is ~4 GB: ~16 s of disk on the 2-core machine). The graph's arrays must not change until
@@ -286,9 +295,11 @@ function graphColumns(graph: Graph): { columns: ColumnData[]; rows: number; meta
       { name: 'target', type: 'i32', values: graph.directed ? targets.subarray(0, m) : column((_, j) => targets[j]) },
     ],
     rows: m,
-    metadata: { directed: String(graph.directed), edge_meaning: 'source follows target' },
+    metadata: graphMetadata(graph.directed),
   };
 }
+
+const graphMetadata = (directed: boolean) => ({ directed: String(directed), edge_meaning: 'source follows target' });
 
 /** The metrics table: step, simulated time, then each phase's metrics, one row per step. */
 export class MetricsWriter {

@@ -31,6 +31,7 @@ import {
   snapshotColumns,
   snapshotName,
   peakResidentBytes,
+  writeEdges,
   writeGraph,
   writeGraphLater,
   writeJsonAtomic,
@@ -341,10 +342,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       await settleSnapshot();
       await exec.sync?.();
       for (const p of phases) await p.finish?.(world);
-      if (graphChanged || world.graph !== initialGraph.deref()) {
-        writeGraph(path.join(dir, 'graph-end.arrow'), world.graph);
-        manifest.files.graph_end = 'graph-end.arrow';
-      }
+      const file = path.join(dir, 'graph-end.arrow');
+      if (world.endEdges) writeEdges(file, world.endEdges);
+      else if (graphChanged || world.graph !== initialGraph.deref()) writeGraph(file, world.graph);
+      if (world.endEdges || graphChanged || world.graph !== initialGraph.deref()) manifest.files.graph_end = 'graph-end.arrow';
     };
     manifest.agents = world.agents.length;
     manifest.edges = world.graph.directed ? world.graph.edges : world.graph.edges / 2;

@@ -3,7 +3,7 @@
  * it reads and writes and the metrics it reports. The loop is deliberately tiny: the work lives in
  * the phases, and the phases do their heavy lifting through kernels (`exec`).
  */
-import type { ArrowFileAppender, ColumnData } from './io/arrowFile.ts';
+import type { ArrowFileAppender, ColumnData, GeneratedValues } from './io/arrowFile.ts';
 import type { Graph } from './csr.ts';
 import type { Executor } from './exec.ts';
 import { keyOf, streamOf } from './rng.ts';
@@ -29,6 +29,11 @@ export interface World {
   stepSeconds: number;
   /** Present when the world runs inside a run directory. */
   out?: RunOutputs;
+  /**
+   * Set by a phase's finish when the run ends with follow changes its graph has not folded in:
+   * the directed edges as the run left them, generated while graph-end.arrow is written.
+   */
+  endEdges?: { rows: number; source: GeneratedValues; target: GeneratedValues };
 }
 
 export type MetricType = 'f64' | 'i32';

@@ -1,0 +1,119 @@
+/**
+ * Folding the follows and unfollows a run has collected into the following rows: row u becomes its
+ * kept edges (those not unfollowed), in order, then its new follows by followee id (those not
+ * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild);
+ * `foldedEdges` generates the same edges as graph-end.arrow's columns while the file is written,
+ * so the end of a run needs no second copy of the rows (4 bytes an edge: 2 GB at 495M edges).
+ */
+import type { Csr } from '../sim-core/csr.ts';
+import type { GeneratedValues } from '../sim-core/io/arrowFile.ts';
+import { pairSetHas, type PairSet } from '../sim-core/pairSet.ts';
+import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+
+interface Fold {
+  /** New follows (follower, followee), sorted, without those unfollowed again. */
+  adds: Array<[number, number]>;
+  /** CSR positions of unfollowed edges (few), ascending, then Infinity. */
+  dropped: number[];
+  /** Edges after the fold. */
+  edges: number;
+}
+
+function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
+  const RA = removed.keysA;
+  const RB = removed.keysB;
+  const adds: Array<[number, number]> = [];
+  for (let i = 0; i < added.keysA.length; i++) {
+    const u = added.keysA[i];
+    if (u === -1) continue;
+    const v = added.keysB[i];
+    if (removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
+    adds.push([u, v]);
+  }
+  adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  // Positions instead of a set lookup per edge (many).
+  const dropped: number[] = [];
+  for (let i = 0; i < RA.length; i++) {
+    const u = RA[i];
+    if (u === -1) continue;
+    for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) dropped.push(j);
+  }
+  dropped.sort((x, y) => x - y);
+  const edges = G.targets.length - dropped.length + adds.length;
+  dropped.push(Infinity);
+  return { adds, dropped, edges };
+}
+
+/**
+ * The folded edges in order, a slice at a time: `fill(out, sources)` writes the next out.length
+ * edges' sources (rows) or targets. Slices continue where the last one ended.
+ */
+class FoldCursor {
+  private u = 0;
+  private j = 0;
+  private ai = 0;
+  private di = 0;
+  constructor(
+    private readonly G: Csr,
+    private readonly fold: Fold,
+  ) {}
+
+  fill(out: TypedArray, sources: boolean): void {
+    const { offsets, targets } = this.G;
+    const { adds, dropped } = this.fold;
+    let { u, j, ai, di } = this;
+    for (let i = 0; i < out.length; ) {
+      if (j < offsets[u + 1]) {
+        if (j === dropped[di]) di++;
+        else out[i++] = sources ? u : targets[j];
+        j++;
+      } else if (ai < adds.length && adds[ai][0] === u) {
+        out[i++] = sources ? u : adds[ai][1];
+        ai++;
+      } else u++;
+    }
+    this.u = u;
+    this.j = j;
+    this.ai = ai;
+    this.di = di;
+  }
+}
+
+/** The following rows after the follows and unfollows, as a new CSR. */
+export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet): Csr {
+  const fold = foldOf(G, added, removed);
+  const { adds, dropped, edges } = fold;
+  const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
+  let k = 0;
+  let ai = 0;
+  let di = 0;
+  for (let u = 0; u < n; u++) {
+    offsets[u] = k;
+    const hi = G.offsets[u + 1];
+    let dropHere = 0;
+    while (dropped[di] < hi) {
+      di++;
+      dropHere++;
+    }
+    let addHere = 0;
+    while (ai < adds.length && adds[ai][0] === u) {
+      ai++;
+      addHere++;
+    }
+    k += hi - G.offsets[u] - dropHere + addHere;
+  }
+  offsets[n] = k;
+  const targets = sharedArray('i32', edges);
+  new FoldCursor(G, fold).fill(targets, false);
+  return { offsets, targets };
+}
+
+/** The folded edges as graph-end.arrow's columns, generated while the file is written. */
+export function foldedEdges(G: Csr, added: PairSet, removed: PairSet): { rows: number; source: GeneratedValues; target: GeneratedValues } {
+  const fold = foldOf(G, added, removed);
+  const column = (sources: boolean): GeneratedValues => {
+    const cursor = new FoldCursor(G, fold);
+    return { length: fold.edges, fill: (out) => cursor.fill(out, sources) };
+  };
+  return { rows: fold.edges, source: column(true), target: column(false) };
+}

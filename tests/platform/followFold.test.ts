@@ -1,0 +1,69 @@
+/**
+ * Folding pending follows into the following rows (platform/followFold.ts): the CSR the daily
+ * rebuild makes, and the edges graph-end.arrow is generated from at the end of a run, against a
+ * plain fold of the edge list (kept edges in row order, then each row's new follows by followee),
+ * with follows unfollowed again, unfollows of old edges, rows left empty, and slices of every size.
+ */
+import { describe, expect, it } from 'vitest';
+import { foldedEdges, newFollowing } from '../../platform/followFold.ts';
+import { createPairSet, pairSetAdd } from '../../sim-core/pairSet.ts';
+import { hash } from '../../sim-core/rng.ts';
+
+function graph(n: number, seed: number) {
+  const rows: number[][] = Array.from({ length: n }, (_, u) => {
+    const deg = hash(seed, u) % 7; // 0..6, some rows empty
+    const out: number[] = [];
+    for (let d = 0; d < deg; d++) {
+      const v = hash(seed + 1, u * 8 + d) % n;
+      if (v !== u && !out.includes(v)) out.push(v);
+    }
+    return out;
+  });
+  const offsets = new Int32Array(n + 1);
+  rows.forEach((r, u) => (offsets[u + 1] = offsets[u] + r.length));
+  return { rows, csr: { offsets, targets: Int32Array.from(rows.flat()) } };
+}
+
+describe('folding follows into the following rows', () => {
+  it('gives the plain fold, as a CSR and as generated source/target columns in any slices', () => {
+    const n = 300;
+    const { rows, csr } = graph(n, 11);
+    const added = createPairSet();
+    const removed = createPairSet();
+    const want = rows.map((r) => [...r]);
+    const adds: Array<[number, number]> = [];
+    for (let k = 0; k < 400; k++) {
+      const u = hash(21, k) % n;
+      const v = hash(22, k) % n;
+      if (u === v || rows[u].includes(v) || adds.some(([a, b]) => a === u && b === v)) continue;
+      pairSetAdd(added, u, v);
+      adds.push([u, v]);
+    }
+    // Unfollows: old edges, and some of the new follows (which then do not appear).
+    const gone = new Set<string>();
+    for (let u = 0; u < n; u += 5) if (rows[u].length > 0) gone.add(`${u},${rows[u][hash(23, u) % rows[u].length]}`);
+    for (let k = 0; k < adds.length; k += 9) gone.add(`${adds[k][0]},${adds[k][1]}`);
+    for (const g of gone) pairSetAdd(removed, ...(g.split(',').map(Number) as [number, number]));
+    adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    for (let u = 0; u < n; u++) {
+      want[u] = want[u].filter((v) => !gone.has(`${u},${v}`));
+      for (const [a, b] of adds) if (a === u && !gone.has(`${a},${b}`)) want[u].push(b);
+    }
+    const wantSources = want.flatMap((r, u) => r.map(() => u));
+    const wantTargets = want.flat();
+
+    const g = newFollowing(csr, n, added, removed);
+    expect(Array.from(g.targets)).toEqual(wantTargets);
+    expect(Array.from(g.offsets)).toEqual([0, ...want.map((_, u) => want.slice(0, u + 1).reduce((s, r) => s + r.length, 0))]);
+
+    for (const slice of [1, 3, 64, wantTargets.length]) {
+      const e = foldedEdges(csr, added, removed);
+      expect(e.rows).toBe(wantTargets.length);
+      for (const [col, expected] of [[e.source, wantSources], [e.target, wantTargets]] as const) {
+        const got = new Int32Array(e.rows);
+        for (let at = 0; at < e.rows; at += slice) col.fill(got.subarray(at, Math.min(e.rows, at + slice)), at);
+        expect(Array.from(got), `slices of ${slice}`).toEqual(expected);
+      }
+    }
+  });
+});
