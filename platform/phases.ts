@@ -7,7 +7,7 @@
  * kernel: sums, whatever their order).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
-import { withFollowers, type Csr } from '../sim-core/csr.ts';
+import { withFollowers } from '../sim-core/csr.ts';
 import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import { foldedEdges, newFollowing } from './followFold.ts';
