@@ -29,7 +29,7 @@ function writerProperties(style: ParquetStyle): parquet.WriterProperties {
 }
 
 /** Parquet bytes of one Arrow IPC file (file or stream format), read whole (a file with no rows). */
-export function arrowToParquet(ipc: Uint8Array, style: ParquetStyle = 'export'): Uint8Array {
+function arrowToParquet(ipc: Uint8Array, style: ParquetStyle = 'export'): Uint8Array {
   // parquet-wasm reads the IPC stream format; socsim writes the file format (Feather v2).
   const table = parquet.Table.fromIPCStream(tableToIPC(tableFromIPC(ipc), 'stream'));
   return parquet.writeParquet(table, writerProperties(style)); // consumes table and props
