@@ -62,11 +62,19 @@ class FoldCursor {
     const { offsets, targets } = this.G;
     const { adds, dropped } = this.fold;
     let { u, j, ai, di } = this;
-    for (let i = 0; i < out.length; ) {
-      if (j < offsets[u + 1]) {
-        if (j === dropped[di]) di++;
-        else out[i++] = sources ? u : targets[j];
-        j++;
+    const len = out.length;
+    for (let i = 0; i < len; ) {
+      const end = offsets[u + 1];
+      if (j < end) {
+        // The run of kept edges up to the row's end, the next dropped edge or the slice's end, in
+        // one tight loop (a test per edge of all three made the daily rebuild ~8% slower).
+        const stop = Math.min(end, dropped[di], j + len - i);
+        if (sources) for (; j < stop; j++) out[i++] = u;
+        else for (; j < stop; j++) out[i++] = targets[j];
+        if (j === dropped[di]) {
+          di++;
+          j++;
+        }
       } else if (ai < adds.length && adds[ai][0] === u) {
         out[i++] = sources ? u : adds[ai][1];
         ai++;
