@@ -144,20 +144,23 @@ function bucketShift(nodes: number, m: number): number {
 }
 
 /**
- * The sort's scratch `low` (2 bytes per entry) holds at most `lowEntries` entries: a larger graph is
- * scattered in several passes over its edges, each writing one group of buckets whose edges fit.
- * Each pass reads every edge again: at 495M edges (10M users, 2 threads; the CSR both ways, one
- * run each) four passes (256 MB) took 32.5 s, two (512 MB) 26.6 s and one (1 GB) 23.6 s, with
- * 5.8M, 6.1M and 6.5M kB at the peak; the scratch also adds to the peak of a run's follow
- * rebuilds, which already passes 7 GB at 10M. Tests lower it.
+ * The sort's scratch `low` (2 bytes per entry) holds at most `buildEntries` entries in buildGraph
+ * and `rebuildEntries` in withFollowers: a larger graph is scattered in several passes over its
+ * edges, each writing one group of buckets whose edges fit, and each pass reads every edge again.
+ * At 495M edges (10M users, 2 threads, one run each) the CSR both ways took 32.5 s in four passes
+ * (256 MB), 26.6 s in two and 23.6 s in one (1 GB), with 5.8M, 6.1M and 6.5M kB at the peak; a
+ * run's set-up, 105 s with four passes and 95 s with one, peaked at 6.04M and 6.57M kB, still
+ * below what its state reaches after a few steps. withFollowers is the platform's daily follow
+ * rebuild, which comes on top of the run's full state (the post window), so it keeps the small
+ * scratch. Tests lower both.
  */
-export const csrScratch = { lowEntries: 2 ** 27 };
+export const csrScratch = { buildEntries: 2 ** 29, rebuildEntries: 2 ** 27 };
 
-/** Scratch for sortEdges over m edges (shared by a graph's two directions). */
-const lowScratch = (m: number) => sharedArray('u16', Math.max(1, Math.min(m, csrScratch.lowEntries)));
+/** Scratch for sortEdges over m edges, at most `cap` entries (shared by a graph's two directions). */
+const lowScratch = (m: number, cap: number) => sharedArray('u16', Math.max(1, Math.min(m, cap)));
 
 /** Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. */
-async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low = lowScratch(m)): Promise<Csr> {
+async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low: Uint16Array): Promise<Csr> {
   const shift = bucketShift(nodes, m);
   const buckets = nodes > 0 ? ((nodes - 1) >>> shift) + 1 : 0;
   const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
@@ -199,7 +202,7 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
  */
 export async function withFollowers(exec: Executor, nodes: number, following: Csr): Promise<Graph> {
   const m = following.targets.length;
-  const followers = await sortEdges(exec, nodes, m, { keys: following.targets, rowOffsets: following.offsets });
+  const followers = await sortEdges(exec, nodes, m, { keys: following.targets, rowOffsets: following.offsets }, lowScratch(m, csrScratch.rebuildEntries));
   return { nodes, edges: m, directed: true, following, followers };
 }
 
@@ -238,17 +241,17 @@ export async function buildGraph(
     if (!directed) throw new Error('buildGraph: block sources are for directed graphs');
     // Block owners are rows by construction, and a follow-back's source is a checked target.
     await checkIds(exec, nodes, undefined, dst);
-    const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst });
+    const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst }, lowScratch(m, csrScratch.buildEntries));
     return { nodes, edges: m, directed, following: rowsFromBlocks(nodes, src, dst), followers };
   }
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const low = lowScratch(m);
+    const low = lowScratch(m, csrScratch.buildEntries);
     const following = await sortEdges(exec, nodes, m, { keys: src, values: dst }, low);
     const followers = await sortEdges(exec, nodes, m, { keys: dst, values: src }, low);
     return { nodes, edges: m, directed, following, followers };
   }
-  const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src });
+  const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src }, lowScratch(2 * src.length, csrScratch.buildEntries));
   return { nodes, edges: 2 * src.length, directed, following: both, followers: both };
 }
 

@@ -200,10 +200,11 @@ describe('buildGraph', () => {
       await withFollowers(inline, n, (await buildGraph(inline, n, src, dst, true)).following),
     ];
     const want = await build();
-    const saved = csrScratch.lowEntries;
+    const saved = { ...csrScratch };
     try {
       for (const cap of [30_000, 1000]) {
-        csrScratch.lowEntries = cap;
+        csrScratch.buildEntries = cap;
+        csrScratch.rebuildEntries = cap;
         const got = await build();
         got.forEach((g, i) => {
           for (const [x, y] of [[g.following, want[i].following], [g.followers, want[i].followers]] as const) {
@@ -213,7 +214,7 @@ describe('buildGraph', () => {
         });
       }
     } finally {
-      csrScratch.lowEntries = saved;
+      Object.assign(csrScratch, saved);
     }
   });
 
