@@ -7,7 +7,7 @@ import { InputError } from './errors.ts';
 import type { Executor } from './exec.ts';
 import { sharedArray } from './table.ts';
 import { kernels as K } from './kernels.ts';
-import { kernels as CK } from './csrKernels.ts';
+import { kernels as CK, lastAtMost } from './csrKernels.ts';
 
 export interface Csr {
   /** Row v's neighbours are targets[offsets[v] .. offsets[v + 1]); Float64Array past 2^31 - 1 edges. */
@@ -40,70 +40,61 @@ export interface BlockSources {
  * The following CSR of edges with block sources, built in place of `dst` (which becomes its
  * targets): row v is v's own edges in its block, in order, then the follow-backs whose source is v
  * (in later blocks: a follow-back's source precedes its block's owner, which is checked), in edge
- * order, as a sort would list them. Rows only move right (a prefix of rows holds at least as many
- * follow-backs as sources as it holds in its blocks), so they are placed from the last one down,
- * each copied last entry first into place. No edge list beside the CSR: at 495M edges the peak of
- * graph construction is 4 bytes per edge lower than a sort's.
+ * order, as a sort would list them. No edge list beside the CSR: at 495M edges the peak of graph
+ * construction is 4 bytes per edge lower than a sort's. Up to four parts of the rows, of about
+ * equal edges, run side by side (csrKernels.ts `blockBacks`, `placeBlockRows`), with the same
+ * result for any number.
+ *
+ * Row v moves right by offsets[v] - starts[v] = the follow-backs with a source before v that lie
+ * in blocks from v's on, which include the inBlock[v] of its own block (their sources precede v).
+ * So its follow-backs, at off + own and on, start at or past the block's end, and its own edges,
+ * copied last first, each land at least as far right as they are read; rows placed last first
+ * overwrite nothing an earlier row still has to read, and a part of rows overwrites only the
+ * start of the next part's edges (below where that part's first row goes), copied aside first.
  */
-function rowsFromBlocks(nodes: number, blocks: BlockSources, dst: Int32Array): Csr {
+async function rowsFromBlocks(exec: Executor, nodes: number, blocks: BlockSources, dst: Int32Array): Promise<Csr> {
   const { starts, back } = blocks;
   const m = dst.length;
-  // Per row: follow-backs it is the source of (then where their targets go) and those in its block.
-  // Both passes visit the follow-backs alone (the set bits of `back`, ~1 edge in 10).
-  const backOf = new Float64Array(nodes + 1);
-  const inBlock = new Int32Array(nodes);
-  let u = 0;
-  for (let w = 0, words = (m + 31) >>> 5; w < words; w++) {
-    for (let bits = backBits(back, w, m); bits !== 0; bits &= bits - 1) {
-      const e = w * 32 + 31 - Math.clz32(bits & -bits);
-      while (e >= starts[u + 1]) u++;
-      const v = dst[e - 1];
-      if (!(v >= 0 && v < u)) throw new Error(`block sources: the follow-back at edge ${e} has source ${v}, not before its block's owner ${u}`);
-      backOf[v + 1]++;
-      inBlock[u]++;
-    }
-  }
-  for (let v = 0; v < nodes; v++) backOf[v + 1] += backOf[v];
-  const backTargets = new Int32Array(backOf[nodes]);
-  const cursor = backOf.slice(0, nodes);
-  u = 0;
-  for (let w = 0, words = (m + 31) >>> 5; w < words; w++) {
-    for (let bits = backBits(back, w, m); bits !== 0; bits &= bits - 1) {
-      const e = w * 32 + 31 - Math.clz32(bits & -bits);
-      while (e >= starts[u + 1]) u++;
-      backTargets[cursor[dst[e - 1]]++] = u;
-    }
-  }
+  const parts = Math.max(1, Math.min(exec.threads, 4, Math.ceil(m / 2 ** 16)));
+  const bounds = sharedArray('f64', parts + 1);
+  for (let p = 1; p < parts; p++) bounds[p] = Math.min(nodes, lastAtMost(starts, Math.floor((m * p) / parts), 0, nodes) + 1);
+  bounds[parts] = nodes;
+  // Per part and row, the follow-backs it is the source of, then (in place) where the part's go.
+  const counts = m >= 2 ** 31 ? sharedArray('f64', parts * nodes) : sharedArray('i32', parts * nodes);
+  const inBlock = sharedArray('i32', nodes);
+  const none = sharedArray('i32', 1);
+  await exec.run(CK.blockBacks, { starts, back, dst, bounds, counts, inBlock, backTargets: none, nodes, scatter: 0 }, parts, { parts });
+  const backOf = sharedArray('f64', nodes + 1);
   const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
+  let acc = 0;
   let at = 0;
   for (let v = 0; v < nodes; v++) {
+    backOf[v] = acc;
+    for (let p = 0, i = v; p < parts; p++, i += nodes) {
+      const c = counts[i];
+      counts[i] = acc;
+      acc += c;
+    }
     offsets[v] = at;
-    at += starts[v + 1] - starts[v] - inBlock[v] + (backOf[v + 1] - backOf[v]);
+    at += starts[v + 1] - starts[v] - inBlock[v] + (acc - backOf[v]);
   }
+  backOf[nodes] = acc;
   offsets[nodes] = at;
-  // Row v moves right by off - lo = the follow-backs with a source before v that lie in blocks
-  // from v's on, which include the inBlock[v] of its own block (their sources precede v). So its
-  // follow-backs, at off + own and on, start at or past the block's end (hi), and its own edges,
-  // copied last first, each land at least as far right as they are read: nothing is overwritten
-  // before it is read.
-  for (let v = nodes - 1; v >= 0; v--) {
-    const lo = starts[v];
-    const hi = starts[v + 1];
-    const off = offsets[v];
-    const own = hi - lo - inBlock[v];
-    let w = off + own;
-    for (let b = backOf[v], b1 = backOf[v + 1]; b < b1; b++) dst[w++] = backTargets[b];
-    w = off + own - 1;
-    if (inBlock[v] === 0) for (let e = hi - 1; e >= lo; e--) dst[w--] = dst[e];
-    else for (let e = hi - 1; e >= lo; e--) if (((back[e >>> 5] >>> (e & 31)) & 1) === 0) dst[w--] = dst[e];
+  const backTargets = sharedArray('i32', acc);
+  await exec.run(CK.blockBacks, { starts, back, dst, bounds, counts, inBlock, backTargets, nodes, scatter: 1 }, parts, { parts });
+  // Part p's rows before sideEnd[p] have edges below offsets[bounds[p]], where part p - 1's rows end.
+  const sideAt = sharedArray('f64', parts + 1);
+  const sideEnd = sharedArray('f64', parts);
+  for (let p = 1; p < parts; p++) {
+    const h = bounds[p];
+    const x = offsets[h];
+    sideEnd[p] = starts[h] >= x ? h : Math.min(bounds[p + 1], lastAtMost(starts, x - 1, h, nodes) + 1);
+    sideAt[p + 1] = sideAt[p] + starts[sideEnd[p]] - starts[h];
   }
+  const side = sharedArray('i32', Math.max(1, sideAt[parts]));
+  for (let p = 1; p < parts; p++) side.set(dst.subarray(starts[bounds[p]], starts[sideEnd[p]]), sideAt[p]);
+  await exec.run(CK.placeBlockRows, { starts, back, inBlock, backOf, backTargets, offsets, bounds, sideAt, sideEnd, side, dst }, parts, { parts });
   return { offsets, targets: dst };
-}
-
-/** Word w of a follow-back bitset, without the bits of positions m and past (not edges). */
-function backBits(back: Int32Array, w: number, m: number): number {
-  const end = m - w * 32;
-  return end >= 32 ? back[w] : back[w] & ((1 << end) - 1);
 }
 
 /** The source of every edge as an array (tests, and callers that need one). */
@@ -242,7 +233,7 @@ export async function buildGraph(
     // Block owners are rows by construction, and a follow-back's source is a checked target.
     await checkIds(exec, nodes, undefined, dst);
     const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst }, lowScratch(m, csrScratch.buildEntries));
-    return { nodes, edges: m, directed, following: rowsFromBlocks(nodes, src, dst), followers };
+    return { nodes, edges: m, directed, following: await rowsFromBlocks(exec, nodes, src, dst), followers };
   }
   await checkIds(exec, nodes, src, dst);
   if (directed) {

@@ -155,4 +155,81 @@ const bucketRows = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { bucketCounts, bucketScatter, bucketRows });
+/**
+ * The follow-backs of edges with block sources (csr.ts rowsFromBlocks), per part p of the rows
+ * [bounds[p], bounds[p + 1]) and their blocks' edges. With scatter 0 it counts: counts[p * nodes +
+ * v] += each of the part's follow-backs whose source is v, inBlock[u] += each in u's block. With
+ * scatter 1, counts holding cursors, each follow-back's target (its block's owner) goes to
+ * backTargets[counts[p * nodes + v]++]: parts in row order, edges in order, as one pass would.
+ */
+const blockBacks = kernel(
+  { reads: { starts: 'f64', back: 'i32', dst: 'i32', bounds: 'f64' }, writes: { counts: 'offsets', inBlock: 'i32', backTargets: 'i32' }, params: ['nodes', 'scatter'] },
+  (a, start, end): void => {
+    const { starts, back, dst, counts: C, inBlock, backTargets: BT, nodes, scatter } = a;
+    for (let p = start; p < end; p++) {
+      let u = a.bounds[p];
+      const lo = starts[u];
+      const hi = starts[a.bounds[p + 1]];
+      if (lo >= hi) continue;
+      const base = p * nodes;
+      for (let w = Math.floor(lo / 32), w1 = Math.floor((hi - 1) / 32); w <= w1; w++) {
+        // The word's bits of edges in [lo, hi) only.
+        let bits = back[w];
+        if (w * 32 < lo) bits &= -1 << (lo & 31);
+        if (hi - w * 32 < 32) bits &= (1 << (hi - w * 32)) - 1;
+        for (; bits !== 0; bits &= bits - 1) {
+          const e = w * 32 + 31 - Math.clz32(bits & -bits);
+          while (e >= starts[u + 1]) u++;
+          const v = dst[e - 1];
+          if (scatter) BT[C[base + v]++] = u;
+          else {
+            if (!(v >= 0 && v < u)) throw new Error(`block sources: the follow-back at edge ${e} has source ${v}, not before its block's owner ${u}`);
+            C[base + v]++;
+            inBlock[u]++;
+          }
+        }
+      }
+    }
+  },
+);
+
+/**
+ * Row v of the following CSR from its block (csr.ts rowsFromBlocks): its own edges (not marked in
+ * back), read from X at e - shift, last first, then its follow-backs, to dst[offsets[v] ..].
+ */
+function placeRow(a: { starts: Float64Array; back: Int32Array; inBlock: Int32Array; backOf: Float64Array; backTargets: Int32Array; offsets: Int32Array | Float64Array; dst: Int32Array }, v: number, X: Int32Array, shift: number): void {
+  const { starts, back, dst } = a;
+  const lo = starts[v];
+  const hi = starts[v + 1];
+  const own = hi - lo - a.inBlock[v];
+  let w = a.offsets[v] + own;
+  for (let b = a.backOf[v], b1 = a.backOf[v + 1]; b < b1; b++) dst[w++] = a.backTargets[b];
+  w = a.offsets[v] + own - 1;
+  if (a.inBlock[v] === 0) for (let e = hi - 1; e >= lo; e--) dst[w--] = X[e - shift];
+  else for (let e = hi - 1; e >= lo; e--) if (((back[e >>> 5] >>> (e & 31)) & 1) === 0) dst[w--] = X[e - shift];
+}
+
+/**
+ * The following rows placed in dst, in place of their blocks, per part p of the rows [bounds[p],
+ * bounds[p + 1]), each part's rows last first. Rows only move right, so a part overwrites nothing
+ * that it or a later part reads, except the start of the next part's edges: part p's rows before
+ * sideEnd[p], whose edges lie below where part p's first row goes, read them from `side` (a copy
+ * made before any part ran, from side[sideAt[p]] on).
+ */
+const placeBlockRows = kernel(
+  {
+    reads: { starts: 'f64', back: 'i32', inBlock: 'i32', backOf: 'f64', backTargets: 'i32', offsets: 'offsets', bounds: 'f64', sideAt: 'f64', sideEnd: 'f64', side: 'i32' },
+    writes: { dst: 'i32' },
+    params: [],
+  },
+  (a, start, end): void => {
+    for (let p = start; p < end; p++) {
+      const h = a.bounds[p];
+      const r = a.sideEnd[p];
+      for (let v = a.bounds[p + 1] - 1; v >= r; v--) placeRow(a, v, a.dst, 0);
+      for (let v = r - 1; v >= h; v--) placeRow(a, v, a.side, a.starts[h] - a.sideAt[p]);
+    }
+  },
+);
+
+export const kernels = kernelList(import.meta.url, { bucketCounts, bucketScatter, bucketRows, blockBacks, placeBlockRows });

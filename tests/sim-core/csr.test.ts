@@ -5,9 +5,11 @@ import { sharedArray } from '../../sim-core/table.ts';
 
 const inline = createExecutor(1);
 const pool = createExecutor(2);
+const pool4 = createExecutor(4);
 afterAll(async () => {
   await inline.close();
   await pool.close();
+  await pool4.close();
 });
 
 /** A deterministic stream of 32-bit values (a linear congruential generator), for random graphs. */
@@ -164,7 +166,7 @@ describe('buildGraph', () => {
       c.set(x);
       return c;
     };
-    for (const ex of [inline, pool]) {
+    for (const ex of [inline, pool, pool4]) {
       const a = await buildGraph(ex, n, src, dst, true);
       // Block sources: the targets array becomes the following CSR's targets.
       const d = copy(dst);
@@ -187,6 +189,43 @@ describe('buildGraph', () => {
     const before = copy(late);
     await expect(buildGraph(pool, n, { starts, back }, late, true)).rejects.toThrow(`the follow-back at edge ${e} has source ${owner}, not before its block's owner ${owner}`);
     expect(eq(late, before)).toBe(true);
+  });
+
+  it('places block rows in parts, also when rows move past the next part\'s first edges', async () => {
+    // Users before n/2 follow the previous user; each later user follows 10 of them, each followed
+    // back. Half the later edges are follow-backs of earlier sources, so at a quarter of the edges
+    // the rows have moved right by more than a quarter of the edges: a part's rows land past the
+    // start of the next part's edges, which it has to read before they are overwritten.
+    const n = 40_000;
+    const half = n / 2;
+    const next = lcg(77);
+    const starts = sharedArray('f64', n + 1);
+    for (let v = 0; v < n; v++) starts[v + 1] = starts[v] + (v === 0 ? 0 : v < half ? 1 : 20);
+    const m = starts[n];
+    const dst = sharedArray('i32', m);
+    const back = sharedArray('i32', (m + 31) >>> 5);
+    for (let v = 1; v < n; v++) {
+      if (v < half) dst[starts[v]] = v - 1;
+      else
+        for (let e = starts[v]; e < starts[v + 1]; e += 2) {
+          dst[e] = next() % half;
+          dst[e + 1] = v;
+          back[(e + 1) >>> 5] |= 1 << ((e + 1) & 31);
+        }
+    }
+    const src = sourceArray({ starts, back }, dst);
+    const want = await buildGraph(inline, n, src, dst, true);
+    let h = 0;
+    while (starts[h] < m / 4) h++;
+    expect(want.following.offsets[h] - starts[h]).toBeGreaterThan(m / 4);
+    for (const ex of [inline, pool, pool4]) {
+      const d = sharedArray('i32', m);
+      d.set(dst);
+      const got = await buildGraph(ex, n, { starts, back }, d, true);
+      expect(eq(got.following.offsets, want.following.offsets), `${ex.threads} threads`).toBe(true);
+      expect(eq(got.following.targets, want.following.targets), `${ex.threads} threads`).toBe(true);
+      expect(eq(got.followers.targets, want.followers.targets), `${ex.threads} threads`).toBe(true);
+    }
   });
 
   it('scatters in several passes when the scratch is small, with the same result', async () => {
