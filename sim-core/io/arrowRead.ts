@@ -167,23 +167,27 @@ const BATCH_ROWS = 1 << 20;
 /**
  * The record batches of an Arrow IPC file (file or stream format) as apache-arrow RecordBatches of
  * at most `maxRows` rows each (a multiple of 8, so validity bitmaps split on bytes), in file order;
- * a longer batch of the file comes back in consecutive slices. Only the slice's bytes are read.
- * A file with no record batch yields nothing (its schema: arrowFileSummary).
+ * a longer batch of the file comes back in consecutive slices. Only the slice's bytes are read, and
+ * with `columns` only those columns' (the batches then hold them alone, in the file's order; a
+ * name the file lacks is an InputError naming its columns). A file with no record batch yields
+ * nothing (its schema: arrowFileSummary).
  */
-export function* readArrowBatches(path: string, maxRows = BATCH_ROWS): Generator<RecordBatch> {
+export function* readArrowBatches(path: string, maxRows = BATCH_ROWS, columns?: readonly string[]): Generator<RecordBatch> {
   if (!(maxRows >= 8 && maxRows % 8 === 0)) throw new Error(`readArrowBatches: maxRows must be a positive multiple of 8, got ${maxRows}`);
   const f = new ArrowFileReader(path);
   try {
     let schema: Schema | undefined;
+    let kept: Schema | undefined;
     const valueTypes = new Map<number, DataType>();
     const dictionaries = new Map<number, Vector>();
     for (const { message, bodyAt } of messages(f)) {
       if (message.headerType === MessageHeader.Schema) {
         schema = message.header() as Schema;
         for (const field of schema.fields) dictionaryTypes(field.type, valueTypes);
+        kept = columns ? projection(path, schema, columns) : schema;
         continue;
       }
-      if (!schema) throw new InputError(`${path}: a record batch before the schema message`);
+      if (!schema || !kept) throw new InputError(`${path}: a record batch before the schema message`);
       if (message.headerType === MessageHeader.DictionaryBatch) {
         const d = message.header() as unknown as { id: number; isDelta: boolean; data: BatchHeader };
         const type = valueTypes.get(Number(d.id));
@@ -195,12 +199,16 @@ export function* readArrowBatches(path: string, maxRows = BATCH_ROWS): Generator
         const h = message.header() as unknown as BatchHeader;
         const body = new BatchBody(f, h, bodyAt);
         const rows = Number(h.length);
-        const struct = new Struct(schema.fields);
+        const struct = new Struct(kept.fields);
         for (let r0 = 0; r0 < rows; r0 += maxRows) {
           const r1 = Math.min(rows, r0 + maxRows);
           body.rewind();
-          const children = schema.fields.map((field) => body.column(field.type, r0, r1, dictionaries));
-          yield new RecordBatch(schema, makeData({ type: struct, length: r1 - r0, nullCount: 0, children }));
+          const children: Data[] = [];
+          for (const field of schema.fields) {
+            if (!columns || columns.includes(field.name)) children.push(body.column(field.type, r0, r1, dictionaries));
+            else body.skip(field.type);
+          }
+          yield new RecordBatch(kept, makeData({ type: struct, length: r1 - r0, nullCount: 0, children }));
         }
       }
     }
@@ -208,6 +216,14 @@ export function* readArrowBatches(path: string, maxRows = BATCH_ROWS): Generator
   } finally {
     f.close();
   }
+}
+
+/** The schema's fields named in `columns`, in the schema's order. */
+function projection(path: string, schema: Schema, columns: readonly string[]): Schema {
+  const names = schema.fields.map((f) => f.name);
+  const missing = columns.find((c) => !names.includes(c));
+  if (missing !== undefined) throw new InputError(`${path} has no column ${missing}; its columns: ${names.join(', ')}`);
+  return schema.selectAt(names.flatMap((n, i) => (columns.includes(n) ? [i] : [])));
 }
 
 /** Collects the value type of every dictionary-encoded column (nested ones too) by dictionary id. */
@@ -229,6 +245,9 @@ function countSet(bits: Uint8Array, n: number): number {
   for (let i = 0; i < n; i++) c += (bits[i >> 3] >> (i & 7)) & 1;
   return c;
 }
+
+const unreadType = (path: string, type: DataType) =>
+  new InputError(`${path}: column type ${String(type)} is not read here (integers, floats, booleans, UTF-8, fixed-size lists, structs and dictionaries are)`);
 
 /**
  * One record batch's body: its columns' rows [r0, r1) read as apache-arrow Data, walking the field
@@ -263,6 +282,29 @@ class BatchBody {
     const ArrayType = arrayTypeOf(type);
     const w = ArrayType.BYTES_PER_ELEMENT;
     return new ArrayType(this.region(r0 * w, length * w).buffer, 0, length);
+  }
+
+  /** Steps past the next column (its field nodes and buffer regions) without reading it. */
+  skip(type: DataType): void {
+    this.node++;
+    switch (type.typeId) {
+      case Type.Int:
+      case Type.Float:
+      case Type.Bool:
+      case Type.Dictionary:
+        this.buffer += 2;
+        return;
+      case Type.Utf8:
+        this.buffer += 3;
+        return;
+      case Type.FixedSizeList:
+      case Type.Struct:
+        this.buffer++;
+        for (const child of type.children) this.skip(child.type);
+        return;
+      default:
+        throw unreadType(this.f.path, type);
+    }
   }
 
   column(type: DataType, r0: number, r1: number, dictionaries: Map<number, Vector>): Data {
@@ -308,7 +350,7 @@ class BatchBody {
         return makeData({ type, length, nullCount, nullBitmap, data, dictionary } as never);
       }
       default:
-        throw new InputError(`${this.f.path}: column type ${String(type)} is not read here (integers, floats, booleans, UTF-8, fixed-size lists, structs and dictionaries are)`);
+        throw unreadType(this.f.path, type);
     }
   }
 }

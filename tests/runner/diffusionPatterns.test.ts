@@ -2,14 +2,57 @@
  * The diffusion patterns of `socsim validate` on hand-built post tables whose values are worked out
  * by hand, and the estimators they use on cases with known answers.
  */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { delayCdf, diffusionPatterns, powerLawExponent, structuralVirality } from '../../runner/diffusionPatterns.ts';
-import { KIND } from '../../platform/posts.ts';
+import { delayCdf, diffusionPatterns, powerLawExponent, readPostColumns, structuralVirality } from '../../runner/diffusionPatterns.ts';
+import { KIND, POST_KINDS } from '../../platform/posts.ts';
+import { ArrowFileAppender, type ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { keyOf, uniform } from '../../sim-core/rng.ts';
 
 const { original: O, repost: R, quote: Q, comment: C } = KIND;
 
 describe('diffusion patterns', () => {
+  it("reads posts.arrow's ids, kinds, parents and steps batch by batch, and names a gap or a missing column", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'socsim-post-columns-'));
+    try {
+      // As a run appends them: a batch per step (empty ones too), with columns the reader skips.
+      const kinds = ['quote', 'original', 'comment', 'repost'];
+      const batch = (from: number, rows: number, idAt = (i: number) => from + i, step = true): ColumnData[] => [
+        { name: 'id', type: 'i32', values: Int32Array.from({ length: rows }, (_, i) => idAt(i)) },
+        { name: 'author', type: 'i32', values: Int32Array.from({ length: rows }, (_, i) => 7 * (from + i)) },
+        { name: 'kind', type: 'u8', values: Uint8Array.from({ length: rows }, (_, i) => POST_KINDS.indexOf(kinds[(from + i) % 4] as never)), dictionary: POST_KINDS },
+        { name: 'parent', type: 'i32', values: Int32Array.from({ length: rows }, (_, i) => from + i - 1) },
+        ...(step ? [{ name: 'step', type: 'i32', values: Int32Array.from({ length: rows }, (_, i) => (from + i) >> 4) } as ColumnData] : []),
+        { name: 'topic', type: 'f32', values: new Float32Array(rows * 3).fill(0.5), width: 3 },
+      ];
+      const write = (name: string, sizes: number[], idAt?: (from: number) => (i: number) => number, step = true) => {
+        const runDir = join(dir, name);
+        mkdirSync(runDir);
+        const app = ArrowFileAppender.open(join(runDir, 'posts.arrow'), batch(0, 0, undefined, step));
+        let from = 0;
+        for (const rows of sizes) {
+          app.append(batch(from, rows, idAt?.(from), step), rows);
+          from += rows;
+        }
+        app.close();
+        return runDir;
+      };
+      const got = readPostColumns(write('ok', [5, 0, 300, 17]));
+      const n = 322;
+      expect(Array.from(got.kind)).toEqual(Array.from({ length: n }, (_, i) => KIND[kinds[i % 4] as keyof typeof KIND]));
+      expect(Array.from(got.parent)).toEqual(Array.from({ length: n }, (_, i) => i - 1));
+      expect(Array.from(got.step)).toEqual(Array.from({ length: n }, (_, i) => i >> 4));
+      // A post missing in the third batch.
+      const gap = write('gap', [5, 300, 17], (from) => (i) => (from === 305 && i >= 2 ? from + i + 1 : from + i));
+      expect(() => readPostColumns(gap)).toThrow(/posts\.arrow: row 307 has id 308; posts\.arrow must hold every post in id order/);
+      expect(() => readPostColumns(write('nostep', [5], undefined, false))).toThrow(/posts\.arrow has no column step; is it a socsim posts\.arrow\?/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a hand-built run: reshare trees only, roots of the first half, depths, virality and delays', () => {
     // id:      0  1  2  3  4  5  6  7   8
     const kind = [O, R, R, R, C, R, O, O, Q];
