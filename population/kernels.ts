@@ -4,7 +4,9 @@
  * same bytes. The set-up of a run fills them on its executor; synthesizePopulation inline.
  */
 import { kernel, kernelList } from '../sim-core/kernel.ts';
-import { normal, uniform } from '../sim-core/rng.ts';
+
+const TWO_POW_32 = 4294967296;
+import { normal, rowDraw, rowNormal, rowSeed, uniform } from '../sim-core/rng.ts';
 
 /** Categorical draw: the first class whose cumulative weight exceeds a uniform draw. */
 function categorical(cdfs: Float64Array, from: number, k: number, key: number, row: number): number {
@@ -62,14 +64,17 @@ const synthesizeRows = kernel(
       a.activity_tier[i] = tier;
 
       // Interests: primary prototype biased by leaning, a weaker secondary one and noise, normalised.
-      const u = uniform(a.kTop, i, 0);
-      const t1 = u < 0.6 ? (leaning * perLeaning + Math.floor(uniform(a.kTop, i, 1) * perLeaning)) % T : Math.floor(uniform(a.kTop, i, 2) * T);
-      const t2 = Math.floor(uniform(a.kTop, i, 3) * T);
+      // Draws of one row from its seed (rng.ts rowSeed): the same values at half the hashing.
+      const top = rowSeed(a.kTop, i);
+      const u = rowDraw(top, 0) / TWO_POW_32;
+      const t1 = u < 0.6 ? (leaning * perLeaning + Math.floor((rowDraw(top, 1) / TWO_POW_32) * perLeaning)) % T : Math.floor((rowDraw(top, 2) / TWO_POW_32) * T);
+      const t2 = Math.floor((rowDraw(top, 3) / TWO_POW_32) * T);
       a.topic[i] = t1;
       let norm = 0;
       const base = i * D;
+      const noise = rowSeed(a.kInt, i);
       for (let d = 0; d < D; d++) {
-        const x = P[t1 * D + d] + 0.4 * P[t2 * D + d] + 0.15 * normal(a.kInt, i, d);
+        const x = P[t1 * D + d] + 0.4 * P[t2 * D + d] + 0.15 * rowNormal(noise, d);
         Interest[base + d] = x;
         norm += x * x;
       }

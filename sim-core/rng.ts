@@ -123,7 +123,12 @@ export function normalPair32(key: number, row: number, pair: number, out: Float3
 
 /** Standard normal for (key, row, draw) by Box-Muller over two independent draws. */
 export function normal(key: number, row: number, draw = 0): number {
-  const u1 = 1 - uniform(key, row, 2 * draw);
-  const u2 = uniform(key, row, 2 * draw + 1);
+  return rowNormal(rowSeed(key, row), draw);
+}
+
+/** normal(key, row, draw) from rowSeed(key, row), for kernels that draw many per row. */
+export function rowNormal(seed: number, draw: number): number {
+  const u1 = 1 - rowDraw(seed, 2 * draw) / TWO_POW_32;
+  const u2 = rowDraw(seed, 2 * draw + 1) / TWO_POW_32;
   return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
 }
