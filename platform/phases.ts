@@ -7,7 +7,7 @@
  * kernel: sums, whatever their order).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
-import { withFollowers } from '../sim-core/csr.ts';
+import { inDegrees, withLazyFollowers } from '../sim-core/csr.ts';
 import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import { foldedEdges, newFollowing } from './followFold.ts';
@@ -530,19 +530,16 @@ export function maintainPhase(s: SocialState): Phase {
 /** Folds follow/unfollow deltas into a new CSR (its rows in order; the followers by counting sort). */
 async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const n = world.agents.length;
-  // The old graph goes a direction at a time (4 bytes per edge less at each allocation): its
-  // followers before the new rows are written, its rows before the new followers are built.
-  // Meanwhile world.graph holds one CSR in both places.
+  // Nothing in a social step reads the followers' rows (follower counts are s.followers), so the
+  // new graph builds them only if something else does (withLazyFollowers). The old ones go before
+  // the new rows are written: meanwhile world.graph holds one CSR in both places.
   const m = world.graph.edges;
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   await releaseArrays(world.exec);
   const following = newFollowing(world.graph.following, n, s.added, s.removed);
-  world.graph = { nodes: n, edges: following.targets.length, directed: true, following, followers: following };
+  world.graph = withLazyFollowers(n, following);
   await releaseArrays(world.exec);
-  world.graph = await withFollowers(world.exec, n, following);
-  await releaseArrays(world.exec);
-  const F = world.graph.followers.offsets;
-  for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
+  await inDegrees(world.exec, n, following, s.followers);
   s.added.keysA.fill(-1);
   s.added.size = 0;
   s.removed.keysA.fill(-1);

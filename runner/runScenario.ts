@@ -16,7 +16,7 @@ import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend, type
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
-import type { Graph } from '../sim-core/csr.ts';
+import { withLazyFollowers, type Graph } from '../sim-core/csr.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
@@ -54,10 +54,11 @@ interface CheckpointMeta {
  * Everything a run carries between steps, as a checkpoint saves it: agent columns, the graph, each
  * phase's state. `graph` is null while the run's graph is still the one set-up built: a resumed run
  * builds that graph again (the same set-up), so a checkpoint need not hold it (at 10M agents, 4 GB
- * of the file).
+ * of the file). A changed graph is saved as its following rows: the followers direction is their
+ * transpose, built again when something reads it (withLazyFollowers).
  */
 function stateRoot(agents: World['agents'], graph: Graph | null, phases: readonly Phase[], llm: object | undefined): object {
-  return { agents: agents.columns, graph, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])), llm: llm ?? null };
+  return { agents: agents.columns, graph: graph && { following: graph.following }, phases: Object.fromEntries(phases.map((p, i) => [`${i}:${p.name}`, p.state ?? null])), llm: llm ?? null };
 }
 
 export interface RunOptions {
@@ -376,6 +377,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // Same set-up, then the state of the checkpoint on top; the files go back to that step too.
       const tr = performance.now();
       ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
+      // The following rows were restored in place of set-up's; the followers are their transpose.
+      if (ckpt.meta.graphChanged) world.graph = withLazyFollowers(world.agents.length, world.graph.following);
       const m = ckpt.meta;
       first = m.step;
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);

@@ -135,20 +135,17 @@ function bucketShift(nodes: number, m: number): number {
 }
 
 /**
- * The sort's scratch `low` (2 bytes per entry) holds at most `buildEntries` entries in buildGraph
- * and `rebuildEntries` in withFollowers: a larger graph is scattered in several passes over its
- * edges, each writing one group of buckets whose edges fit, and each pass reads every edge again.
- * At 495M edges (10M users, 2 threads, one run each) the CSR both ways took 32.5 s in four passes
- * (256 MB), 26.6 s in two and 23.6 s in one (1 GB), with 5.8M, 6.1M and 6.5M kB at the peak; a
- * run's set-up, 105 s with four passes and 95 s with one, peaked at 6.04M and 6.57M kB, still
- * below what its state reaches after a few steps. withFollowers is the platform's daily follow
- * rebuild, which comes on top of the run's full state (the post window), so it keeps the small
- * scratch. Tests lower both.
+ * The sort's scratch `low` (2 bytes per entry) holds at most `lowEntries` entries: a larger graph
+ * is scattered in several passes over its edges, each writing one group of buckets whose edges
+ * fit, and each pass reads every edge again. At 495M edges (10M users, 2 threads, one run each)
+ * the CSR both ways took 32.5 s in four passes (256 MB), 26.6 s in two and 23.6 s in one (1 GB),
+ * with 5.8M, 6.1M and 6.5M kB at the peak; a run's set-up, 105 s with four passes and 95 s with
+ * one, peaked at 6.04M and 6.57M kB, below what its state reaches after a few steps. Tests lower it.
  */
-export const csrScratch = { buildEntries: 2 ** 29, rebuildEntries: 2 ** 27 };
+export const csrScratch = { lowEntries: 2 ** 29 };
 
-/** Scratch for sortEdges over m edges, at most `cap` entries (shared by a graph's two directions). */
-const lowScratch = (m: number, cap: number) => sharedArray('u16', Math.max(1, Math.min(m, cap)));
+/** Scratch for sortEdges over m edges (shared by a graph's two directions). */
+const lowScratch = (m: number) => sharedArray('u16', Math.max(1, Math.min(m, csrScratch.lowEntries)));
 
 /** Builds one CSR over `nodes` rows from `m` edges, rows listing their values in edge order. */
 async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSource, low: Uint16Array): Promise<Csr> {
@@ -193,8 +190,57 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
  */
 export async function withFollowers(exec: Executor, nodes: number, following: Csr): Promise<Graph> {
   const m = following.targets.length;
-  const followers = await sortEdges(exec, nodes, m, { keys: following.targets, rowOffsets: following.offsets }, lowScratch(m, csrScratch.rebuildEntries));
+  const followers = await sortEdges(exec, nodes, m, { keys: following.targets, rowOffsets: following.offsets }, lowScratch(m));
   return { nodes, edges: m, directed: true, following, followers };
+}
+
+/**
+ * A directed graph whose followers direction is built from `following` only when it is first read
+ * (then kept), on the calling thread: the same CSR withFollowers makes. For the platform's daily
+ * follow rebuild, after which nothing in a social step reads the followers' rows (follower counts
+ * are kept apart, see inDegrees): at 10M agents and 495M edges the transpose took ~17 s a day
+ * and 2 GB for the rest of the run.
+ */
+export function withLazyFollowers(nodes: number, following: Csr): Graph {
+  let followers: Csr | undefined;
+  return {
+    nodes,
+    edges: following.targets.length,
+    directed: true,
+    following,
+    get followers(): Csr {
+      return (followers ??= transposeRows(nodes, following));
+    },
+    set followers(f: Csr) {
+      followers = f;
+    },
+  };
+}
+
+/** The transpose of a CSR whose rows are read in order: row v lists the rows holding v, in order. */
+function transposeRows(nodes: number, G: Csr): Csr {
+  const m = G.targets.length;
+  const T = G.targets;
+  const offsets = m >= 2 ** 31 ? sharedArray('f64', nodes + 1) : sharedArray('i32', nodes + 1);
+  for (let e = 0; e < m; e++) offsets[T[e] + 1]++;
+  for (let v = 0; v < nodes; v++) offsets[v + 1] += offsets[v];
+  const cursor = Float64Array.from(offsets.subarray(0, nodes));
+  const targets = sharedArray('i32', m);
+  for (let u = 0; u < nodes; u++) for (let e = G.offsets[u], e1 = G.offsets[u + 1]; e < e1; e++) targets[cursor[T[e]]++] = u;
+  return { offsets, targets };
+}
+
+/** out[v] = the entries of G that are v (a row's in-degree, for a following CSR its followers), counted on the threads. */
+export async function inDegrees(exec: Executor, nodes: number, G: Csr, out: Int32Array): Promise<void> {
+  const m = G.targets.length;
+  const parts = Math.max(1, Math.min(exec.threads, Math.ceil(m / 2 ** 16)));
+  const counts = sharedArray('f64', parts * nodes);
+  await exec.run(CK.bucketCounts, { keys: G.targets, counts, parts, buckets: nodes, shift: 0, m }, parts, { parts });
+  for (let v = 0; v < nodes; v++) {
+    let c = 0;
+    for (let p = 0, i = v; p < parts; p++, i += nodes) c += counts[i];
+    out[v] = c;
+  }
 }
 
 /**
@@ -232,17 +278,17 @@ export async function buildGraph(
     if (!directed) throw new Error('buildGraph: block sources are for directed graphs');
     // Block owners are rows by construction, and a follow-back's source is a checked target.
     await checkIds(exec, nodes, undefined, dst);
-    const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst }, lowScratch(m, csrScratch.buildEntries));
+    const followers = await sortEdges(exec, nodes, m, { rowOffsets: src.starts, back: src.back, keys: dst }, lowScratch(m));
     return { nodes, edges: m, directed, following: await rowsFromBlocks(exec, nodes, src, dst), followers };
   }
   await checkIds(exec, nodes, src, dst);
   if (directed) {
-    const low = lowScratch(m, csrScratch.buildEntries);
+    const low = lowScratch(m);
     const following = await sortEdges(exec, nodes, m, { keys: src, values: dst }, low);
     const followers = await sortEdges(exec, nodes, m, { keys: dst, values: src }, low);
     return { nodes, edges: m, directed, following, followers };
   }
-  const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src }, lowScratch(2 * src.length, csrScratch.buildEntries));
+  const both = await sortEdges(exec, nodes, 2 * src.length, { keys: src, values: dst, keys2: dst, values2: src }, lowScratch(2 * src.length));
   return { nodes, edges: 2 * src.length, directed, following: both, followers: both };
 }
 

@@ -78,6 +78,30 @@ describe('socsim run --resume', () => {
     expect(after.resumed).toMatchObject([{ from_step: m.checkpoint.step, threads: 1, backend: 'cpu' }]);
   }, 120_000);
 
+  it('social-feed with a follow rebuild every 2 steps, stopped with Ctrl-C, resumes from a checkpoint holding the new following rows only', async () => {
+    const REBUILDS = ['run', 'social-feed', '--agents', '20000', '--steps', '8', '--seed', '5', '--checkpoint-every', '1', '--set', 'platform.rebuildEvery=2', '--set', 'platform.startHour=10'];
+    const ref = path.join(tmp, 'rebuild-ref');
+    expect(socsim([...REBUILDS, '--out', ref, '--quiet']).code).toBe(0);
+    const dir = path.join(tmp, 'rebuild-int');
+    expect(await runAndStop(REBUILDS, dir, 3, 'SIGINT')).toBe(130);
+    // The checkpoint's JSON (after "SOCSIMCK", the format and its length): the rebuilt graph as its
+    // following rows, without the followers (their transpose, built again only if read).
+    const file = path.join(dir, 'checkpoint.bin');
+    const head = Buffer.alloc(16);
+    const fd = fs.openSync(file, 'r');
+    fs.readSync(fd, head, 0, 16, 0);
+    const json = Buffer.alloc(head.readUInt32LE(12));
+    fs.readSync(fd, json, 0, json.length, 16);
+    fs.closeSync(fd);
+    const { meta, tree } = JSON.parse(json.toString('utf8'));
+    expect(meta.step).toBeGreaterThanOrEqual(3);
+    expect(meta.graphChanged).toBe(true);
+    expect(Object.keys(tree.f.graph.f)).toEqual(['following']);
+    const r = socsim(['run', '--resume', dir, '--quiet']);
+    expect(r.code).toBe(0);
+    expectSameFiles(ref, dir);
+  }, 120_000);
+
   it('refuses what it cannot resume, with the reason (exit 2)', async () => {
     const dir = path.join(tmp, 'social-refuse');
     await runAndStop(SOCIAL, dir, 4, 'SIGKILL');

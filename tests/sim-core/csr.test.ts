@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildGraph, csrScratch, degree, graphBytes, sourceArray, withFollowers, type Graph } from '../../sim-core/csr.ts';
+import { buildGraph, csrScratch, degree, graphBytes, inDegrees, sourceArray, withFollowers, withLazyFollowers, type Graph } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
@@ -125,6 +125,16 @@ describe('buildGraph', () => {
       expect(b.edges).toBe(m);
       expect(eq(a.followers.offsets, b.followers.offsets)).toBe(true);
       expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
+      // The same followers built on first read, then kept; the in-degrees are their row lengths.
+      const lazy = withLazyFollowers(n, a.following);
+      expect([lazy.edges, lazy.directed, lazy.following]).toEqual([m, true, a.following]);
+      const f = lazy.followers;
+      expect(lazy.followers).toBe(f);
+      expect(eq(f.offsets, a.followers.offsets)).toBe(true);
+      expect(eq(f.targets, a.followers.targets)).toBe(true);
+      const deg = sharedArray('i32', n).fill(-1);
+      await inDegrees(ex, n, a.following, deg);
+      expect(Array.from(deg)).toEqual(Array.from({ length: n }, (_, v) => degree(a.followers, v)));
     }
     const t = edges([[0, 2], [2, 0], [2, 1]]);
     const tiny = await withFollowers(pool, 3, (await buildGraph(pool, 3, t.src, t.dst, true)).following);
@@ -239,11 +249,10 @@ describe('buildGraph', () => {
       await withFollowers(inline, n, (await buildGraph(inline, n, src, dst, true)).following),
     ];
     const want = await build();
-    const saved = { ...csrScratch };
+    const saved = csrScratch.lowEntries;
     try {
       for (const cap of [30_000, 1000]) {
-        csrScratch.buildEntries = cap;
-        csrScratch.rebuildEntries = cap;
+        csrScratch.lowEntries = cap;
         const got = await build();
         got.forEach((g, i) => {
           for (const [x, y] of [[g.following, want[i].following], [g.followers, want[i].followers]] as const) {
@@ -253,7 +262,7 @@ describe('buildGraph', () => {
         });
       }
     } finally {
-      Object.assign(csrScratch, saved);
+      csrScratch.lowEntries = saved;
     }
   });
 
