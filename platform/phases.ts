@@ -7,7 +7,7 @@
  * kernel: sums, whatever their order).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
-import { inDegrees, withLazyFollowers } from '../sim-core/csr.ts';
+import { withLazyFollowers } from '../sim-core/csr.ts';
 import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import { foldedEdges, newFollowing } from './followFold.ts';
@@ -537,9 +537,10 @@ async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   await releaseArrays(world.exec);
   const following = newFollowing(world.graph.following, n, s.added, s.removed);
-  world.graph = withLazyFollowers(n, following);
+  world.graph = await withLazyFollowers(world.exec, n, following);
   await releaseArrays(world.exec);
-  await inDegrees(world.exec, n, following, s.followers);
+  const F = world.graph.followers.offsets;
+  for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
   s.added.keysA.fill(-1);
   s.added.size = 0;
   s.removed.keysA.fill(-1);

@@ -54,6 +54,11 @@ export interface SocietyOptions {
   population?: PopulationConfig;
   /** Extra bytes per agent the scenario's phases will allocate (state, scratch). */
   phaseBytesPerAgent?: number;
+  /**
+   * A directed graph's followers' rows built only if something reads them (csr.ts
+   * withLazyFollowers; their offsets are there at once): for scenarios that never do.
+   */
+  lazyFollowers?: boolean;
   log?: (line: string) => void;
 }
 
@@ -140,8 +145,9 @@ export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<S
   let made: Awaited<ReturnType<typeof populationAndEdges>> | undefined = await populationAndEdges(exec, o);
   const { pop, externalIds, graphSource } = made;
   const t0 = performance.now();
-  const graph = await buildGraph(exec, pop.agents.length, made.edges.src, made.edges.dst, made.edges.directed);
-  o.log?.(`built the graph's adjacency (CSR, ${graph.directed ? 'both directions' : 'undirected'}) in ${seconds(t0)}`);
+  const graph = await buildGraph(exec, pop.agents.length, made.edges.src, made.edges.dst, made.edges.directed, o.lazyFollowers);
+  const built = !graph.directed ? 'undirected' : o.lazyFollowers ? "following; the followers' counts" : 'both directions';
+  o.log?.(`built the graph's adjacency (CSR, ${built}) in ${seconds(t0)}`);
   // The edge list (and the sort's scratch) go before the platform allocates its state.
   made = undefined;
   await releaseArrays(exec);

@@ -378,7 +378,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       const tr = performance.now();
       ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
       // The following rows were restored in place of set-up's; the followers are their transpose.
-      if (ckpt.meta.graphChanged) world.graph = withLazyFollowers(world.agents.length, world.graph.following);
+      if (ckpt.meta.graphChanged) world.graph = await withLazyFollowers(exec, world.agents.length, world.graph.following);
       const m = ckpt.meta;
       first = m.step;
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);

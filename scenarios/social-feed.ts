@@ -45,6 +45,8 @@ export default defineScenario({
       graph: p.graph,
       population: p.population,
       phaseBytesPerAgent: 100,
+      // Nothing in a social step reads the followers' rows: follower counts are the platform's state.
+      lazyFollowers: true,
       log: ctx.log,
     });
     const L = society.agents.schema.leaning.dictionary!.length;

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildGraph, csrScratch, degree, graphBytes, inDegrees, sourceArray, withFollowers, withLazyFollowers, type Graph } from '../../sim-core/csr.ts';
+import { buildGraph, csrScratch, degree, graphBytes, sourceArray, withFollowers, withLazyFollowers, type Graph } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/exec.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
@@ -125,16 +125,18 @@ describe('buildGraph', () => {
       expect(b.edges).toBe(m);
       expect(eq(a.followers.offsets, b.followers.offsets)).toBe(true);
       expect(eq(a.followers.targets, b.followers.targets)).toBe(true);
-      // The same followers built on first read, then kept; the in-degrees are their row lengths.
-      const lazy = withLazyFollowers(n, a.following);
+      // The same followers: the offsets at once, the rows built on first read, then kept.
+      const lazy = await withLazyFollowers(ex, n, a.following);
       expect([lazy.edges, lazy.directed, lazy.following]).toEqual([m, true, a.following]);
-      const f = lazy.followers;
-      expect(lazy.followers).toBe(f);
-      expect(eq(f.offsets, a.followers.offsets)).toBe(true);
-      expect(eq(f.targets, a.followers.targets)).toBe(true);
-      const deg = sharedArray('i32', n).fill(-1);
-      await inDegrees(ex, n, a.following, deg);
-      expect(Array.from(deg)).toEqual(Array.from({ length: n }, (_, v) => degree(a.followers, v)));
+      expect(eq(lazy.followers.offsets, a.followers.offsets)).toBe(true);
+      const t = lazy.followers.targets;
+      expect(lazy.followers.targets).toBe(t);
+      expect(eq(t, a.followers.targets)).toBe(true);
+      // And as buildGraph gives them when asked for lazy followers, from edge arrays or block sources.
+      const viaBuild = await buildGraph(ex, n, src, dst, true, true);
+      expect(eq(viaBuild.following.targets, a.following.targets)).toBe(true);
+      expect(eq(viaBuild.followers.offsets, a.followers.offsets)).toBe(true);
+      expect(eq(viaBuild.followers.targets, a.followers.targets)).toBe(true);
     }
     const t = edges([[0, 2], [2, 0], [2, 1]]);
     const tiny = await withFollowers(pool, 3, (await buildGraph(pool, 3, t.src, t.dst, true)).following);
@@ -186,6 +188,12 @@ describe('buildGraph', () => {
         expect(eq(x.offsets, y.offsets)).toBe(true);
         expect(eq(x.targets, y.targets)).toBe(true);
       }
+      // Lazy followers: the same following rows; the followers their transpose (rows in the
+      // following rows' order, not the edges').
+      const l = await buildGraph(ex, n, { starts, back }, copy(dst), true, true);
+      expect(eq(l.following.offsets, b.following.offsets) && eq(l.following.targets, b.following.targets)).toBe(true);
+      const t = await withFollowers(ex, n, b.following);
+      expect(eq(l.followers.offsets, t.followers.offsets) && eq(l.followers.targets, t.followers.targets)).toBe(true);
     }
     const bad = sharedArray('i32', m).fill(1);
     bad[5] = n;
