@@ -11,8 +11,9 @@ import { pairSetHas, type PairSet } from '../sim-core/pairSet.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 
 interface Fold {
-  /** New follows (follower, followee), sorted, without those unfollowed again. */
-  adds: Array<[number, number]>;
+  /** New follows (follower addA[i], followee addB[i]), by follower then followee, without those unfollowed again. */
+  addA: Int32Array;
+  addB: Int32Array;
   /** CSR positions of unfollowed edges (few), ascending, then Infinity. */
   dropped: number[];
   /** Edges after the fold. */
@@ -20,17 +21,27 @@ interface Fold {
 }
 
 function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
+  const n = G.offsets.length - 1;
   const RA = removed.keysA;
   const RB = removed.keysB;
-  const adds: Array<[number, number]> = [];
+  // Each follow as one number, u n + v (exact below 2^53), sorted natively.
+  const keys = new Float64Array(added.size);
+  let k = 0;
   for (let i = 0; i < added.keysA.length; i++) {
     const u = added.keysA[i];
     if (u === -1) continue;
     const v = added.keysB[i];
     if (removed.size > 0 && pairSetHas(RA, RB, u, v)) continue;
-    adds.push([u, v]);
+    keys[k++] = u * n + v;
   }
-  adds.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const sorted = keys.subarray(0, k).sort();
+  const addA = new Int32Array(k);
+  const addB = new Int32Array(k);
+  for (let i = 0; i < k; i++) {
+    const u = Math.floor(sorted[i] / n);
+    addA[i] = u;
+    addB[i] = sorted[i] - u * n;
+  }
   // Positions instead of a set lookup per edge (many).
   const dropped: number[] = [];
   for (let i = 0; i < RA.length; i++) {
@@ -39,9 +50,9 @@ function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
     for (let j = G.offsets[u]; j < G.offsets[u + 1]; j++) if (G.targets[j] === RB[i]) dropped.push(j);
   }
   dropped.sort((x, y) => x - y);
-  const edges = G.targets.length - dropped.length + adds.length;
+  const edges = G.targets.length - dropped.length + k;
   dropped.push(Infinity);
-  return { adds, dropped, edges };
+  return { addA, addB, dropped, edges };
 }
 
 /**
@@ -60,7 +71,7 @@ class FoldCursor {
 
   fill(out: TypedArray, sources: boolean): void {
     const { offsets, targets } = this.G;
-    const { adds, dropped } = this.fold;
+    const { addA, addB, dropped } = this.fold;
     let { u, j, ai, di } = this;
     const len = out.length;
     for (let i = 0; i < len; ) {
@@ -75,8 +86,8 @@ class FoldCursor {
           di++;
           j++;
         }
-      } else if (ai < adds.length && adds[ai][0] === u) {
-        out[i++] = sources ? u : adds[ai][1];
+      } else if (ai < addA.length && addA[ai] === u) {
+        out[i++] = sources ? u : addB[ai];
         ai++;
       } else u++;
     }
@@ -90,7 +101,7 @@ class FoldCursor {
 /** The following rows after the follows and unfollows, as a new CSR. */
 export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet): Csr {
   const fold = foldOf(G, added, removed);
-  const { adds, dropped, edges } = fold;
+  const { addA, dropped, edges } = fold;
   const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
   let k = 0;
   let ai = 0;
@@ -104,7 +115,7 @@ export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet
       dropHere++;
     }
     let addHere = 0;
-    while (ai < adds.length && adds[ai][0] === u) {
+    while (ai < addA.length && addA[ai] === u) {
       ai++;
       addHere++;
     }
