@@ -98,10 +98,14 @@ class FoldCursor {
   }
 }
 
-/** The following rows after the follows and unfollows, as a new CSR. */
-export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet): Csr {
+/**
+ * The following rows after the follows and unfollows, as a new CSR, and the followers' offsets
+ * after them (each user's follower count), from their offsets before: O(users + changes), where
+ * counting them from the new rows reads every edge (3.6 s a day at 10M users and 495M edges).
+ */
+export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet, followerOffsets: Int32Array | Float64Array): { following: Csr; followerOffsets: Int32Array | Float64Array } {
   const fold = foldOf(G, added, removed);
-  const { addA, dropped, edges } = fold;
+  const { addA, addB, dropped, edges } = fold;
   const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
   let k = 0;
   let ai = 0;
@@ -124,7 +128,19 @@ export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet
   offsets[n] = k;
   const targets = sharedArray('i32', edges);
   new FoldCursor(G, fold).fill(targets, false);
-  return { offsets, targets };
+  // Follower counts: each new follow adds one to its followee, each dropped edge takes one away.
+  const delta = new Int32Array(n);
+  for (let i = 0; i < addB.length; i++) delta[addB[i]]++;
+  for (let d = 0; d < dropped.length - 1; d++) delta[G.targets[dropped[d]]]--;
+  const F = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
+  let acc = 0;
+  for (let v = 0; v < n; v++) {
+    F[v] = acc;
+    acc += followerOffsets[v + 1] - followerOffsets[v] + delta[v];
+  }
+  F[n] = acc;
+  if (acc !== edges) throw new Error(`newFollowing: the follower counts add up to ${acc}, the rows to ${edges} edges`);
+  return { following: { offsets, targets }, followerOffsets: F };
 }
 
 /** The folded edges as graph-end.arrow's columns, generated while the file is written. */

@@ -7,7 +7,7 @@
  * kernel: sums, whatever their order).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
-import { withLazyFollowers } from '../sim-core/csr.ts';
+import { lazyFollowersGraph } from '../sim-core/csr.ts';
 import { compact, releaseArrays } from '../sim-core/exec.ts';
 import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
 import { foldedEdges, newFollowing } from './followFold.ts';
@@ -534,12 +534,13 @@ async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   // new graph builds them only if something else does (withLazyFollowers). The old ones go before
   // the new rows are written: meanwhile world.graph holds one CSR in both places.
   const m = world.graph.edges;
+  const followerOffsets = world.graph.followers.offsets;
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   await releaseArrays(world.exec);
-  const following = newFollowing(world.graph.following, n, s.added, s.removed);
-  world.graph = await withLazyFollowers(world.exec, n, following);
+  const next = newFollowing(world.graph.following, n, s.added, s.removed, followerOffsets);
+  world.graph = lazyFollowersGraph(n, next.following, next.followerOffsets);
   await releaseArrays(world.exec);
-  const F = world.graph.followers.offsets;
+  const F = next.followerOffsets;
   for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
   s.added.keysA.fill(-1);
   s.added.size = 0;

@@ -214,6 +214,11 @@ export async function withLazyFollowers(exec: Executor, nodes: number, following
     for (let p = 0, i = v; p < parts; p++, i += nodes) acc += counts[i];
   }
   offsets[nodes] = acc;
+  return lazyFollowersGraph(nodes, following, offsets);
+}
+
+/** withLazyFollowers for a caller that knows the followers' offsets (the platform's rebuild: from the day's changes). */
+export function lazyFollowersGraph(nodes: number, following: Csr, offsets: Int32Array | Float64Array): Graph {
   let targets: Int32Array | undefined;
   const followers: Csr = {
     offsets,
@@ -224,7 +229,7 @@ export async function withLazyFollowers(exec: Executor, nodes: number, following
       targets = t;
     },
   };
-  return { nodes, edges: m, directed: true, following, followers };
+  return { nodes, edges: following.targets.length, directed: true, following, followers };
 }
 
 /** The targets of G's transpose, given its offsets: G's rows read in order, so row v lists the rows holding v, in order. */

@@ -2,7 +2,8 @@
  * Folding pending follows into the following rows (platform/followFold.ts): the CSR the daily
  * rebuild makes, and the edges graph-end.arrow is generated from at the end of a run, against a
  * plain fold of the edge list (kept edges in row order, then each row's new follows by followee),
- * with follows unfollowed again, unfollows of old edges, rows left empty, and slices of every size.
+ * with follows unfollowed again, unfollows of old edges, rows left empty, and slices of every size;
+ * and the followers' offsets (follower counts) after the fold, from those before.
  */
 import { describe, expect, it } from 'vitest';
 import { foldedEdges, newFollowing } from '../../platform/followFold.ts';
@@ -52,9 +53,16 @@ describe('folding follows into the following rows', () => {
     const wantSources = want.flatMap((r, u) => r.map(() => u));
     const wantTargets = want.flat();
 
-    const g = newFollowing(csr, n, added, removed);
+    // Follower counts before (the in-degrees of the old rows) and after (of the folded ones).
+    const inDegreeOffsets = (rs: number[][]) => {
+      const deg = new Array<number>(n).fill(0);
+      for (const r of rs) for (const v of r) deg[v]++;
+      return [0, ...deg.map((_, v) => deg.slice(0, v + 1).reduce((s, d) => s + d, 0))];
+    };
+    const { following: g, followerOffsets } = newFollowing(csr, n, added, removed, Int32Array.from(inDegreeOffsets(rows)));
     expect(Array.from(g.targets)).toEqual(wantTargets);
     expect(Array.from(g.offsets)).toEqual([0, ...want.map((_, u) => want.slice(0, u + 1).reduce((s, r) => s + r.length, 0))]);
+    expect(Array.from(followerOffsets)).toEqual(inDegreeOffsets(want));
 
     for (const slice of [1, 3, 64, wantTargets.length]) {
       const e = foldedEdges(csr, added, removed);
