@@ -185,8 +185,8 @@ async function sortEdges(exec: Executor, nodes: number, m: number, edges: EdgeSo
 /**
  * A directed graph from its `following` CSR: the followers direction is its transpose, as
  * buildGraph would build it from the edge list in row order (each row's followers in that order).
- * For callers that produce rows directly (the platform's follow rebuild): no edge list, no sort of
- * the following direction.
+ * For callers that produce rows directly: no edge list, no sort of the following direction. (The
+ * platform's follow rebuild, which produces rows, needs no followers' rows: withLazyFollowers.)
  */
 export async function withFollowers(exec: Executor, nodes: number, following: Csr): Promise<Graph> {
   const m = following.targets.length;
