@@ -1,21 +1,25 @@
 /**
  * Folding the follows and unfollows a run has collected into the following rows: row u becomes its
  * kept edges (those not unfollowed), in order, then its new follows by followee id (those not
- * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild);
+ * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild, by parts of
+ * the rows on the threads: foldKernels.ts);
  * `foldedEdges` generates the same edges as graph-end.arrow's columns while the file is written,
  * so the end of a run needs no second copy of the rows (4 bytes an edge: 2 GB at 495M edges).
  */
 import type { Csr } from '../sim-core/csr.ts';
+import { lastAtMost } from '../sim-core/csrKernels.ts';
+import type { Executor } from '../sim-core/exec.ts';
 import type { GeneratedValues } from '../sim-core/io/arrowFile.ts';
 import { pairSetHas, type PairSet } from '../sim-core/pairSet.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+import { foldFill, kernels as FK, type FoldAt } from './foldKernels.ts';
 
 interface Fold {
   /** New follows (follower addA[i], followee addB[i]), by follower then followee, without those unfollowed again. */
   addA: Int32Array;
   addB: Int32Array;
   /** CSR positions of unfollowed edges (few), ascending, then Infinity. */
-  dropped: number[];
+  dropped: Float64Array;
   /** Edges after the fold. */
   edges: number;
 }
@@ -35,8 +39,8 @@ function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
     keys[k++] = u * n + v;
   }
   const sorted = keys.subarray(0, k).sort();
-  const addA = new Int32Array(k);
-  const addB = new Int32Array(k);
+  const addA = sharedArray('i32', k);
+  const addB = sharedArray('i32', k);
   for (let i = 0; i < k; i++) {
     const u = Math.floor(sorted[i] / n);
     addA[i] = u;
@@ -52,7 +56,9 @@ function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
   dropped.sort((x, y) => x - y);
   const edges = G.targets.length - dropped.length + k;
   dropped.push(Infinity);
-  return { addA, addB, dropped, edges };
+  const droppedAt = sharedArray('f64', dropped.length);
+  droppedAt.set(dropped);
+  return { addA, addB, dropped: droppedAt, edges };
 }
 
 /**
@@ -60,41 +66,15 @@ function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
  * edges' sources (rows) or targets. Slices continue where the last one ended.
  */
 class FoldCursor {
-  private u = 0;
-  private j = 0;
-  private ai = 0;
-  private di = 0;
+  private readonly at: FoldAt = { u: 0, j: 0, ai: 0, di: 0 };
   constructor(
     private readonly G: Csr,
     private readonly fold: Fold,
   ) {}
 
   fill(out: TypedArray, sources: boolean): void {
-    const { offsets, targets } = this.G;
     const { addA, addB, dropped } = this.fold;
-    let { u, j, ai, di } = this;
-    const len = out.length;
-    for (let i = 0; i < len; ) {
-      const end = offsets[u + 1];
-      if (j < end) {
-        // The run of kept edges up to the row's end, the next dropped edge or the slice's end, in
-        // one tight loop (a test per edge of all three made the daily rebuild ~8% slower).
-        const stop = Math.min(end, dropped[di], j + len - i);
-        if (sources) for (; j < stop; j++) out[i++] = u;
-        else for (; j < stop; j++) out[i++] = targets[j];
-        if (j === dropped[di]) {
-          di++;
-          j++;
-        }
-      } else if (ai < addA.length && addA[ai] === u) {
-        out[i++] = sources ? u : addB[ai];
-        ai++;
-      } else u++;
-    }
-    this.u = u;
-    this.j = j;
-    this.ai = ai;
-    this.di = di;
+    foldFill(this.G.offsets, this.G.targets, addA, addB, dropped, this.at, out, 0, out.length, sources);
   }
 }
 
@@ -103,7 +83,14 @@ class FoldCursor {
  * after them (each user's follower count), from their offsets before: O(users + changes), where
  * counting them from the new rows reads every edge (3.6 s a day at 10M users and 495M edges).
  */
-export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet, followerOffsets: Int32Array | Float64Array): { following: Csr; followerOffsets: Int32Array | Float64Array } {
+export async function newFollowing(
+  exec: Executor,
+  G: Csr,
+  n: number,
+  added: PairSet,
+  removed: PairSet,
+  followerOffsets: Int32Array | Float64Array,
+): Promise<{ following: Csr; followerOffsets: Int32Array | Float64Array }> {
   const fold = foldOf(G, added, removed);
   const { addA, addB, dropped, edges } = fold;
   const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
@@ -126,8 +113,14 @@ export function newFollowing(G: Csr, n: number, added: PairSet, removed: PairSet
     k += hi - G.offsets[u] - dropHere + addHere;
   }
   offsets[n] = k;
+  // The rows by parts of about equal edges, side by side (each part also takes its share of the
+  // new array's first-touch page faults).
   const targets = sharedArray('i32', edges);
-  new FoldCursor(G, fold).fill(targets, false);
+  const parts = Math.max(1, Math.min(exec.threads, 4, Math.ceil(edges / 2 ** 16)));
+  const bounds = sharedArray('f64', parts + 1);
+  for (let p = 1; p < parts; p++) bounds[p] = lastAtMost(offsets, Math.floor((edges * p) / parts), 0, n);
+  bounds[parts] = n;
+  await exec.run(FK.foldRows, { offsets: G.offsets, targets: G.targets, addA, addB, dropped, bounds, newOffsets: offsets, out: targets }, parts, { parts });
   // Follower counts: each new follow adds one to its followee, each dropped edge takes one away.
   const delta = new Int32Array(n);
   for (let i = 0; i < addB.length; i++) delta[addB[i]]++;

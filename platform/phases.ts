@@ -537,7 +537,7 @@ async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const followerOffsets = world.graph.followers.offsets;
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   await releaseArrays(world.exec);
-  const next = newFollowing(world.graph.following, n, s.added, s.removed, followerOffsets);
+  const next = await newFollowing(world.exec, world.graph.following, n, s.added, s.removed, followerOffsets);
   world.graph = lazyFollowersGraph(n, next.following, next.followerOffsets);
   await releaseArrays(world.exec);
   const F = next.followerOffsets;
