@@ -1,8 +1,8 @@
 /**
  * Folding the follows and unfollows a run has collected into the following rows: row u becomes its
  * kept edges (those not unfollowed), in order, then its new follows by followee id (those not
- * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild, by parts of
- * the rows on the threads: foldKernels.ts);
+ * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild: in place when
+ * an earlier rebuild left room, else by parts of the rows on the threads: foldKernels.ts);
  * `foldedEdges` generates the same edges as graph-end.arrow's columns while the file is written,
  * so the end of a run needs no second copy of the rows (4 bytes an edge: 2 GB at 495M edges).
  */
@@ -79,9 +79,40 @@ class FoldCursor {
 }
 
 /**
+ * Room the daily rebuild leaves after the following rows, so that the next days fold in place:
+ * `fraction` of the edges, at least `min` entries. Pages past the rows are never touched until rows
+ * grow into them, so the room costs address space, not memory (and checkpoints save a buffer up to
+ * its views' end only). At 10M agents (495M edges, ~1.6M follows a day) an eighth lasts ~5 weeks.
+ * Tests lower it.
+ */
+export const foldRoom = { fraction: 1 / 8, min: 2 ** 16 };
+
+/**
+ * Buffers a rebuild allocated for the following rows: the only ones folded in place. Set-up's rows
+ * may still be read by graph.arrow's write beside the first steps (and a restored checkpoint's are
+ * exactly as long as its rows).
+ */
+const roomy = new WeakSet<ArrayBufferLike>();
+
+/**
+ * Whether newFollowing folds G's rows in place when they come to `edges` (at most G's edges plus
+ * the pending follows): they lie at the start of a buffer a rebuild allocated, with room for them.
+ */
+export function foldsInPlace(G: Csr, edges: number): boolean {
+  const T = G.targets;
+  return roomy.has(T.buffer) && T.byteOffset === 0 && T.buffer.byteLength >= 4 * Math.max(edges, T.length);
+}
+
+/**
  * The following rows after the follows and unfollows, as a new CSR, and the followers' offsets
  * after them (each user's follower count), from their offsets before: O(users + changes), where
  * counting them from the new rows reads every edge (3.6 s a day at 10M users and 495M edges).
+ *
+ * If G's rows lie at the start of a buffer an earlier rebuild allocated, with room for the new
+ * rows, they are folded in place (foldInPlace) and G's rows are gone; else the new rows are written
+ * by parts on the threads into a new buffer with room (foldRoom). In place, a day's rebuild moves
+ * the rows once (10M agents: ~0.8 s on one thread) where a new array cost its 2 GB at the run's
+ * peak and ~5 s of first-touch page faults.
  */
 export async function newFollowing(
   exec: Executor,
@@ -90,38 +121,34 @@ export async function newFollowing(
   added: PairSet,
   removed: PairSet,
   followerOffsets: Int32Array | Float64Array,
-): Promise<{ following: Csr; followerOffsets: Int32Array | Float64Array }> {
+): Promise<{ following: Csr; followerOffsets: Int32Array | Float64Array; inPlace: boolean }> {
   const fold = foldOf(G, added, removed);
   const { addA, addB, dropped, edges } = fold;
   const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
+  // Rows with follows or unfollows, and where their follows and dropped edges start.
+  const changed: number[] = [];
+  const changedAdd: number[] = [];
+  const changedDrop: number[] = [];
   let k = 0;
   let ai = 0;
   let di = 0;
   for (let u = 0; u < n; u++) {
     offsets[u] = k;
     const hi = G.offsets[u + 1];
-    let dropHere = 0;
-    while (dropped[di] < hi) {
-      di++;
-      dropHere++;
+    const a0 = ai;
+    const d0 = di;
+    while (dropped[di] < hi) di++;
+    while (ai < addA.length && addA[ai] === u) ai++;
+    if (ai > a0 || di > d0) {
+      changed.push(u);
+      changedAdd.push(a0);
+      changedDrop.push(d0);
     }
-    let addHere = 0;
-    while (ai < addA.length && addA[ai] === u) {
-      ai++;
-      addHere++;
-    }
-    k += hi - G.offsets[u] - dropHere + addHere;
+    k += hi - G.offsets[u] - (di - d0) + (ai - a0);
   }
   offsets[n] = k;
-  // The rows by parts of about equal edges, side by side (each part also takes its share of the
-  // new array's first-touch page faults).
-  const targets = sharedArray('i32', edges);
-  const parts = Math.max(1, Math.min(exec.threads, 4, Math.ceil(edges / 2 ** 16)));
-  const bounds = sharedArray('f64', parts + 1);
-  for (let p = 1; p < parts; p++) bounds[p] = lastAtMost(offsets, Math.floor((edges * p) / parts), 0, n);
-  bounds[parts] = n;
-  await exec.run(FK.foldRows, { offsets: G.offsets, targets: G.targets, addA, addB, dropped, bounds, newOffsets: offsets, out: targets }, parts, { parts });
-  // Follower counts: each new follow adds one to its followee, each dropped edge takes one away.
+  // Follower counts: each new follow adds one to its followee, each dropped edge takes one away
+  // (read before the rows change).
   const delta = new Int32Array(n);
   for (let i = 0; i < addB.length; i++) delta[addB[i]]++;
   for (let d = 0; d < dropped.length - 1; d++) delta[G.targets[dropped[d]]]--;
@@ -133,7 +160,96 @@ export async function newFollowing(
   }
   F[n] = acc;
   if (acc !== edges) throw new Error(`newFollowing: the follower counts add up to ${acc}, the rows to ${edges} edges`);
-  return { following: { offsets, targets }, followerOffsets: F };
+
+  const old = G.targets;
+  const inPlace = foldsInPlace(G, edges);
+  let targets: Int32Array;
+  if (inPlace) {
+    const work = new Int32Array(old.buffer, 0, Math.max(edges, old.length));
+    foldInPlace(G.offsets, offsets, work, fold, changed, changedAdd, changedDrop);
+    targets = new Int32Array(old.buffer, 0, edges);
+  } else {
+    const room = Math.max(foldRoom.min, Math.ceil(edges * foldRoom.fraction));
+    const buffer = new SharedArrayBuffer(4 * (edges + room));
+    roomy.add(buffer);
+    targets = new Int32Array(buffer, 0, edges);
+    // The rows by parts of about equal edges, side by side (each part also takes its share of the
+    // new array's first-touch page faults).
+    const parts = Math.max(1, Math.min(exec.threads, 4, Math.ceil(edges / 2 ** 16)));
+    const bounds = sharedArray('f64', parts + 1);
+    for (let p = 1; p < parts; p++) bounds[p] = lastAtMost(offsets, Math.floor((edges * p) / parts), 0, n);
+    bounds[parts] = n;
+    await exec.run(FK.foldRows, { offsets: G.offsets, targets: old, addA, addB, dropped, bounds, newOffsets: offsets, out: targets }, parts, { parts });
+  }
+  return { following: { offsets, targets }, followerOffsets: F, inPlace };
+}
+
+/**
+ * The fold written over the old rows: T holds the rows at old offsets O and is long enough for
+ * them and the new ones (offsets N). A row's shift is N[u] - O[u]. Between two changed rows (with
+ * follows or dropped edges) the rows keep one shift and move as one stretch (one copyWithin); a
+ * changed row is read whole before it is written (into scratch when it drops edges; its follows go
+ * after its kept edges). Units (stretches and changed rows) that move right go first, from the
+ * last down, then those that move left or stay, from the first up. Why nothing is overwritten
+ * before it is read: take a maximal run of consecutive right-moving units [b, c). Unit c moves left
+ * or is past the end, so N[c] <= O[c], and N[b] > O[b]: the run writes inside its own old span
+ * [O[b], O[c]), from the top down, each unit below the units already moved. A left-moving unit
+ * writes [N[u], N[u + 1]) from its own old start or below it (N[u] <= O[u]); it reaches past its
+ * old end only when the next unit moves right, which has moved already, and no further than that
+ * unit's new start. The left-moving units, from the first up, each read their rows before any later
+ * one writes (each writes below its next's old start, or into moved room).
+ */
+function foldInPlace(
+  O: ArrayLike<number>,
+  N: ArrayLike<number>,
+  T: Int32Array,
+  fold: Fold,
+  changed: number[],
+  changedAdd: number[],
+  changedDrop: number[],
+): void {
+  const { addA, addB, dropped } = fold;
+  const n = O.length - 1;
+  let scratch = new Int32Array(64);
+  const row = (i: number): void => {
+    const u = changed[i];
+    const o0 = O[u];
+    const o1 = O[u + 1];
+    let w = N[u];
+    let di = changedDrop[i];
+    if (dropped[di] >= o1) {
+      if (w !== o0) T.copyWithin(w, o0, o1);
+      w += o1 - o0;
+    } else {
+      if (scratch.length < o1 - o0) scratch = new Int32Array(o1 - o0);
+      let kept = 0;
+      for (let j = o0; j < o1; j++) {
+        if (j === dropped[di]) di++;
+        else scratch[kept++] = T[j];
+      }
+      T.set(scratch.subarray(0, kept), w);
+      w += kept;
+    }
+    for (let ai = changedAdd[i]; ai < addA.length && addA[ai] === u; ai++) T[w++] = addB[ai];
+  };
+  /** The unchanged rows after changed row i, as one stretch: [from, to) and their shift. */
+  const stretch = (i: number): [number, number, number] => {
+    const x = changed[i] + 1;
+    const y = i + 1 < changed.length ? changed[i + 1] : n;
+    return [O[x], O[y], N[x] - O[x]];
+  };
+  for (let i = changed.length - 1; i >= 0; i--) {
+    const [from, to, shift] = stretch(i);
+    if (shift > 0 && to > from) T.copyWithin(from + shift, from, to);
+    const u = changed[i];
+    if (N[u] > O[u]) row(i);
+  }
+  for (let i = 0; i < changed.length; i++) {
+    const u = changed[i];
+    if (N[u] <= O[u]) row(i);
+    const [from, to, shift] = stretch(i);
+    if (shift < 0 && to > from) T.copyWithin(from + shift, from, to);
+  }
 }
 
 /** The folded edges as graph-end.arrow's columns, generated while the file is written. */

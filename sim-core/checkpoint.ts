@@ -6,7 +6,8 @@
  * undefined, plain objects and class instances (their own fields), arrays, Maps, Sets and typed
  * arrays. Functions are skipped (a resumed run has the same code). Typed arrays are saved by their
  * underlying buffer, once per buffer, so views that share a buffer (packed records read as Int32,
- * Float32 and Int8) share it again after restoring. An object reachable along two paths is saved
+ * Float32 and Int8) share it again after restoring; a buffer is saved up to the end of its last
+ * view (room past it, such as the following rows' after a rebuild, is left out). An object reachable along two paths is saved
  * once and restored as one object.
  *
  * Restoring works in place: objects that exist in the live tree (built by the same set-up) get
@@ -66,6 +67,8 @@ function isTypedArray(v: unknown): v is TypedArray {
 
 class Encoder {
   readonly buffers: Array<ArrayBufferLike> = [];
+  /** Bytes of each buffer up to the end of its last view: what is saved (room past the views is not). */
+  readonly ends: number[] = [];
   private readonly bufferIds = new Map<ArrayBufferLike, number>();
   private readonly objectIds = new Map<object, number>();
 
@@ -86,8 +89,10 @@ class Encoder {
       if (buf === undefined) {
         buf = this.buffers.length;
         this.buffers.push(v.buffer);
+        this.ends.push(0);
         this.bufferIds.set(v.buffer, buf);
       }
+      this.ends[buf] = Math.max(this.ends[buf], v.byteOffset + v.byteLength);
       const name = v.constructor.name as CtorName;
       if (!(name in CTORS)) throw new Error(`cannot checkpoint a ${name}`);
       return { $ta: name, buf, off: v.byteOffset, len: v.length };
@@ -128,10 +133,10 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
   const tree = enc.encode(root);
   const entries: BufferEntry[] = [];
   let rel = 0;
-  for (const b of enc.buffers) {
-    entries.push({ bytes: b.byteLength, shared: b instanceof SharedArrayBuffer, at: rel });
-    rel += Math.ceil(b.byteLength / 8) * 8;
-  }
+  enc.buffers.forEach((b, i) => {
+    entries.push({ bytes: enc.ends[i], shared: b instanceof SharedArrayBuffer, at: rel });
+    rel += Math.ceil(enc.ends[i] / 8) * 8;
+  });
   // Buffer offsets are relative to the data start, the first 8-byte boundary after the JSON, so
   // the JSON (which can be large: cascade member sets) is encoded once.
   const json = Buffer.from(JSON.stringify({ meta, tree, buffers: entries }), 'utf8');
@@ -156,11 +161,11 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
     put(json);
     const pad = new Uint8Array(8);
     put(pad.subarray(0, start - 16 - json.byteLength));
-    for (const b of enc.buffers) {
-      for (const view of chunks(b, b.byteLength)) put(view);
-      const extra = Math.ceil(b.byteLength / 8) * 8 - b.byteLength;
+    enc.buffers.forEach((b, i) => {
+      for (const view of chunks(b, enc.ends[i])) put(view);
+      const extra = Math.ceil(enc.ends[i] / 8) * 8 - enc.ends[i];
       if (extra > 0) put(pad.subarray(0, extra));
-    }
+    });
     fsyncSync(fd);
     done = true;
   } finally {

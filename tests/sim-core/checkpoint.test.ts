@@ -81,6 +81,27 @@ describe('checkpoint', () => {
     expect(fresh.plain[2]).toBe(Math.PI);
   });
 
+  it('saves a buffer up to the end of its last view: room past the views is left out', () => {
+    // The following rows after a rebuild: a view over the start of a buffer with room after it.
+    const roomy = new SharedArrayBuffer(4 * 100_000);
+    const rows = new Int32Array(roomy, 0, 1_000);
+    const tail = new Int32Array(roomy, 4 * 500, 600);
+    rows.fill(7);
+    tail[599] = 9;
+    const file = path.join(tmp, 'room.bin');
+    writeCheckpoint(file, { g: { rows, tail } }, {});
+    expect(fs.statSync(file).size).toBeLessThan(4 * 1_100 + 1_000);
+    const fresh = { g: { rows: new Int32Array(0), tail: new Int32Array(0) } };
+    readCheckpoint(file).restoreInto(fresh);
+    expect(fresh.g.rows.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(fresh.g.rows.buffer).toBe(fresh.g.tail.buffer);
+    expect(fresh.g.rows.buffer.byteLength).toBe(4 * 1_100);
+    expect(fresh.g.rows.length).toBe(1_000);
+    expect(fresh.g.rows[0]).toBe(7);
+    expect(fresh.g.tail[599]).toBe(9);
+    expect(fresh.g.rows[599]).toBe(7);
+  });
+
   it('a truncated or foreign file is refused, and a failed write leaves no checkpoint', () => {
     const file = path.join(tmp, 'b.bin');
     writeCheckpoint(file, build(), {});
