@@ -21,6 +21,7 @@
  * pick lands in a block not yet drawn draws that user first), and if one did come up short after
  * all, everyone after it is planned and drawn again from its real end. Same edges either way.
  */
+import { foldRoom } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
@@ -194,7 +195,7 @@ class Build {
       } else q += want[t];
     }
     starts[this.n] = q;
-    this.reserve(from, q);
+    this.reserve(from, q, Math.ceil(q * foldRoom.fraction));
     this.args.dst.fill(UNDRAWN, from, q);
     clearBits(this.args.back, from, q);
     a.done.fill(0, this.next, this.n);
@@ -218,11 +219,16 @@ class Build {
     return true;
   }
 
-  /** Grows the edge arrays to hold `need` positions, keeping the first `keep`. */
-  private reserve(keep: number, need: number): void {
+  /**
+   * Grows the edge arrays to hold `need` positions, keeping the first `keep`; a new array gets
+   * `spare` more positions, never touched here (the edges become the following rows in place, and
+   * the platform's daily fold grows them into that room: platform/followFold.ts; untouched pages
+   * cost no memory).
+   */
+  private reserve(keep: number, need: number, spare = 0): void {
     const a = this.args;
     if (need <= a.dst.length) return;
-    const size = Math.ceil(Math.max(need, Math.min(2 * a.dst.length, need * 1.25)));
+    const size = Math.ceil(Math.max(need + spare, Math.min(2 * a.dst.length, need * 1.25)));
     const dst = sharedArray('i32', size);
     const back = sharedArray('i32', (size + 31) >>> 5);
     dst.set(a.dst.subarray(0, keep));

@@ -1,12 +1,12 @@
 /**
  * Folding the follows and unfollows a run has collected into the following rows: row u becomes its
  * kept edges (those not unfollowed), in order, then its new follows by followee id (those not
- * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild: in place when
- * an earlier rebuild left room, else by parts of the rows on the threads: foldKernels.ts);
+ * unfollowed again). `newFollowing` builds the new rows as a CSR (the daily rebuild: in place where
+ * the rows have room after them, else by parts of the rows on the threads: foldKernels.ts);
  * `foldedEdges` generates the same edges as graph-end.arrow's columns while the file is written,
  * so the end of a run needs no second copy of the rows (4 bytes an edge: 2 GB at 495M edges).
  */
-import type { Csr } from '../sim-core/csr.ts';
+import { foldRoom, rowsPinned, type Csr } from '../sim-core/csr.ts';
 import { lastAtMost } from '../sim-core/csrKernels.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { GeneratedValues } from '../sim-core/io/arrowFile.ts';
@@ -79,28 +79,14 @@ class FoldCursor {
 }
 
 /**
- * Room the daily rebuild leaves after the following rows, so that the next days fold in place:
- * `fraction` of the edges, at least `min` entries. Pages past the rows are never touched until rows
- * grow into them, so the room costs address space, not memory (and checkpoints save a buffer up to
- * its views' end only). At 10M agents (495M edges, ~1.6M follows a day) an eighth lasts ~5 weeks.
- * Tests lower it.
- */
-export const foldRoom = { fraction: 1 / 8, min: 2 ** 16 };
-
-/**
- * Buffers a rebuild allocated for the following rows: the only ones folded in place. Set-up's rows
- * may still be read by graph.arrow's write beside the first steps (and a restored checkpoint's are
- * exactly as long as its rows).
- */
-const roomy = new WeakSet<ArrayBufferLike>();
-
-/**
  * Whether newFollowing folds G's rows in place when they come to `edges` (at most G's edges plus
- * the pending follows): they lie at the start of a buffer a rebuild allocated, with room for them.
+ * the pending follows): they lie at the start of a buffer with room for them (rows a checkpoint
+ * restored have none), and no background reader holds it (pinRows: set-up's rows while graph.arrow
+ * is written).
  */
 export function foldsInPlace(G: Csr, edges: number): boolean {
   const T = G.targets;
-  return roomy.has(T.buffer) && T.byteOffset === 0 && T.buffer.byteLength >= 4 * Math.max(edges, T.length);
+  return T.byteOffset === 0 && T.buffer.byteLength >= 4 * Math.max(edges, T.length) && !rowsPinned(T);
 }
 
 /**
@@ -108,11 +94,10 @@ export function foldsInPlace(G: Csr, edges: number): boolean {
  * after them (each user's follower count), from their offsets before: O(users + changes), where
  * counting them from the new rows reads every edge (3.6 s a day at 10M users and 495M edges).
  *
- * If G's rows lie at the start of a buffer an earlier rebuild allocated, with room for the new
- * rows, they are folded in place (foldInPlace) and G's rows are gone; else the new rows are written
- * by parts on the threads into a new buffer with room (foldRoom). In place, a day's rebuild moves
- * the rows once (10M agents: ~0.8 s on one thread) where a new array cost its 2 GB at the run's
- * peak and ~5 s of first-touch page faults.
+ * If G's rows can be folded in place (foldsInPlace) they are (foldInPlace) and G's rows are gone;
+ * else the new rows are written by parts on the threads into a new buffer with room (foldRoom). In
+ * place, a day's rebuild moves the rows once (10M agents: ~0.8 s on one thread) where a new array
+ * cost its 2 GB at the run's peak and ~5 s of first-touch page faults.
  */
 export async function newFollowing(
   exec: Executor,
@@ -171,7 +156,6 @@ export async function newFollowing(
   } else {
     const room = Math.max(foldRoom.min, Math.ceil(edges * foldRoom.fraction));
     const buffer = new SharedArrayBuffer(4 * (edges + room));
-    roomy.add(buffer);
     targets = new Int32Array(buffer, 0, edges);
     // The rows by parts of about equal edges, side by side (each part also takes its share of the
     // new array's first-touch page faults).

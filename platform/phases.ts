@@ -528,8 +528,8 @@ export function maintainPhase(s: SocialState): Phase {
 }
 
 /**
- * Folds the pending follows and unfollows into the following rows (in place from the second
- * rebuild on: newFollowing); the followers' rows are built only if read.
+ * Folds the pending follows and unfollows into the following rows (in place where they have room:
+ * newFollowing); the followers' rows are built only if read.
  */
 async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const n = world.agents.length;

@@ -16,7 +16,7 @@ import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend, type
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
-import { withLazyFollowers, type Graph } from '../sim-core/csr.ts';
+import { pinRows, withLazyFollowers, type Graph } from '../sim-core/csr.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
@@ -395,11 +395,15 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // ~4 GB at 10M agents (~16 s of this machine's disk): written while the first steps run.
       // A checkpoint waits for it (a run that can be resumed has its graph.arrow), as do the end
       // of the run and onReady; a failed write stops the run at the next step.
+      // Its rows stay pinned meanwhile: the daily fold does not rewrite them in place.
       const tg = performance.now();
-      graphWrite = writeGraphLater(path.join(dir, 'graph.arrow'), world.graph).then(
-        () => void log(`wrote graph.arrow in ${((performance.now() - tg) / 1000).toFixed(1)} s`),
-        (err: Error) => (graphError = err),
-      );
+      const unpin = pinRows(world.graph.following.targets);
+      graphWrite = writeGraphLater(path.join(dir, 'graph.arrow'), world.graph)
+        .finally(unpin)
+        .then(
+          () => void log(`wrote graph.arrow in ${((performance.now() - tg) / 1000).toFixed(1)} s`),
+          (err: Error) => (graphError = err),
+        );
       snapshot(0);
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
       // Classic models also report the initial state, as a first row with step -1.

@@ -25,6 +25,34 @@ export interface Graph {
 }
 
 /**
+ * Room left after following rows that the platform's daily rebuild folds (platform/followFold.ts):
+ * `fraction` of the edges, at least `min` entries, after the rows a rebuild writes anew and after
+ * the edges of the homophilous generator (graph/homophilous.ts), which become set-up's rows in
+ * place. Pages past the rows are never touched until rows grow into them, so the room costs
+ * address space, not memory (and checkpoints save a buffer up to its views' end only). At 10M
+ * agents (495M edges, ~1.6M follows a day) an eighth lasts ~5 weeks. Tests lower it.
+ */
+export const foldRoom = { fraction: 1 / 8, min: 2 ** 16 };
+
+/**
+ * Readers working on a CSR's rows in the background (graph.arrow written while the first steps
+ * run): while one holds a buffer, nothing may rewrite it in place (the platform's daily fold,
+ * platform/followFold.ts). pinRows returns the release.
+ */
+const pins = new WeakMap<ArrayBufferLike, number>();
+export function pinRows(rows: Int32Array): () => void {
+  const b = rows.buffer;
+  pins.set(b, (pins.get(b) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    pins.set(b, pins.get(b)! - 1);
+  };
+}
+export const rowsPinned = (rows: Int32Array): boolean => (pins.get(rows.buffer) ?? 0) > 0;
+
+/**
  * Edge sources given by blocks instead of an array (graph/homophilous.ts: 4 bytes per edge less):
  * edge e's source is the row whose block [starts[row], starts[row + 1]) holds e, except where bit
  * e of `back` is set (bit e & 31 of back[e >> 5]): then it is edge e - 1's target (a follow-back,
