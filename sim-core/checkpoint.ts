@@ -7,8 +7,8 @@
  * arrays. Functions are skipped (a resumed run has the same code). Typed arrays are saved by their
  * underlying buffer, once per buffer, so views that share a buffer (packed records read as Int32,
  * Float32 and Int8) share it again after restoring; a buffer is saved up to the end of its last
- * view (room past it, such as the following rows' after a rebuild, is left out). An object reachable along two paths is saved
- * once and restored as one object.
+ * view (room past it, such as that after the following rows, is left out). An object reachable
+ * along two paths is saved once and restored as one object.
  *
  * Restoring works in place: objects that exist in the live tree (built by the same set-up) get
  * their fields overwritten, so every other holder of a reference to them sees the restored state;
