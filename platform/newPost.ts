@@ -54,13 +54,18 @@ export function treeOf(s: SocialState, pr: number, kind: number): { root: number
 }
 
 /**
- * Whether `user` may reshare the post in row `pr`: as on X, where an account can repost a post only
- * once, a user joins a reshare cascade at most once (by a repost or a quote), and the root's author
- * is in it from the start.
+ * Records a reply (a reshare or comment, at `depth` of the tree of `root`) in its tree: a repost or
+ * quote in the reshare cascade, and in the story's aggregate when it carries the story flag and in
+ * the injected story's reach when its parent has a tag; a comment in the conversation.
  */
-export function mayReshare(s: SocialState, pr: number, user: number): boolean {
-  const t = treeOf(s, pr, KIND.repost);
-  return t.rootAuthor !== user && !s.cascades.has(t.root, user);
+export function joinTree(s: SocialState, kind: number, root: number, rootAuthor: number, author: number, depth: number, step: number, story: boolean, tagged: boolean): void {
+  if (!isReshare(kind)) {
+    s.conversations.add(root, rootAuthor, author, depth, step);
+    return;
+  }
+  s.cascades.add(root, rootAuthor, author, depth, step);
+  if (story) s.cascades.add(-1, -1, author, depth, step);
+  if (tagged) s.stories.share(root, author, depth);
 }
 
 /**
@@ -100,21 +105,20 @@ export function addPost(s: SocialState, o: PostSpec): number {
   row.novelty = content ? c.novelty[pr] : (o.novelty ?? 0);
   row.tag = content ? c.tag[pr] : (o.tag ?? 0);
   row.rank = content ? c.rank[pr] : 1;
+  // Read before the post is added: adding it may move the rows (a compaction) or the columns.
+  const tagged = content && c.tag[pr] !== 0;
   const id = P.add(row, topicBuf);
   s.latest[o.author] = id;
-  if (content) {
-    s.cascades.add(root, rootAuthor, o.author, depth, o.step);
-    if ((flags & FLAG.story) !== 0) s.cascades.add(-1, -1, o.author, depth, o.step);
-    if (c.tag[pr] !== 0) s.stories.share(root, o.author, depth);
-  } else if (pr >= 0) s.conversations.add(root, rootAuthor, o.author, depth, o.step);
+  if (pr >= 0) joinTree(s, o.kind, root, rootAuthor, o.author, depth, o.step, (flags & FLAG.story) !== 0, tagged);
   const a = s.assign;
   if (a && o.step < a.until && (a.kinds & (1 << o.kind)) !== 0) {
     const x = uniform(a.key, id);
     for (let g = 0; g < a.codes.length; g++) {
       if (x < a.cumulative[g]) {
+        // P.cols, not `c`: adding the post may have moved the columns to larger buffers.
         const r = P.rowOf(id);
-        c.group[r] = a.codes[g];
-        c.treat_vote[r] = a.votes[g];
+        P.cols.group[r] = a.codes[g];
+        P.cols.treat_vote[r] = a.votes[g];
         a.assigned++;
         break;
       }

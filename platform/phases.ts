@@ -4,7 +4,8 @@
  * buffer in user order in the main thread, so post ids and event order never depend on threads
  * (the content of new original posts, which depends only on the user, is computed before it in
  * parallel, by the postContent kernel, and so are the impression counts, by the impressions
- * kernel: sums, whatever their order).
+ * kernel: sums, whatever their order; the new posts' rows are written after it, on the threads,
+ * from what the walk queued: postBatch.ts).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { lazyFollowersGraph } from '../sim-core/csr.ts';
@@ -17,7 +18,8 @@ import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { FLAG, KIND } from './posts.ts';
-import { addPost, mayReshare, type PostSpec } from './newPost.ts';
+import { addPost, joinTree, treeOf, type PostSpec } from './newPost.ts';
+import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernels.ts';
 // The WGSL versions of those kernels, for the webgpu executor (registered on import).
@@ -162,6 +164,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   // the authors of new posts (their latest post) and the users followed or unfollowed (their
   // follower counts), for a device executor's copies (state.ts announceHostWrites).
   const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList() };
+  const batch = new PostBatch();
   return {
     name: 'apply',
     state: s,
@@ -270,6 +273,12 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         spec.flags = flags;
         return addPost(s, spec);
       };
+      // The users' posts, queued in order and written after the walk (postBatch.ts).
+      const queue = (u: number, kind: number, parent: number, root: number, rootAuthor: number, depth: number, stance: number, src: number) => {
+        made[kind]++;
+        wrote.latest.push(u);
+        return batch.queue(s, u, kind, parent, root, rootAuthor, depth, stance, src);
+      };
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
         const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
@@ -279,73 +288,88 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           log(u, A.post, P.nextId - 1);
         }
       }
-      for (let k = 0; k < n; k++) {
-        const u = s.active[k];
-        log(u, A.refresh, -1);
-        for (let i = 0; tagged && i < s.feedLen[k]; i++) {
-          const r = P.rowOf(s.feed[k * F + i]);
-          if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
-        }
-        const ne = s.evCount[k];
-        if (ne === 0) log(u, A.nothing, -1);
-        const at = evAt(k);
-        for (let e = 0; e < ne; e++) {
-          const act = evAction[at + e];
-          const target = evTarget[at + e];
-          const r = target >= 0 ? P.rowOf(target) : -1;
-          const c = P.cols;
-          switch (act) {
-            case A.like:
-              c.likes[r]++;
-              wrote.posts.push(r);
-              break;
-            case A.dislike:
-              c.dislikes[r]++;
-              wrote.posts.push(r);
-              break;
-            case A.report:
-              if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
-              wrote.posts.push(r);
-              break;
-            case A.repost:
-            case A.quote:
-            case A.comment: {
-              const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
-              // A second reshare of a cascade by the same user (or by its root's author) does not
-              // happen (newPost.ts, mayReshare); nor is it logged.
-              if (act !== A.comment && !mayReshare(s, r, u)) continue;
-              if (act === A.repost) c.reposts[r]++;
-              else if (act === A.quote) c.quotes[r]++;
-              else c.comments[r]++;
-              wrote.posts.push(r);
-              const ps = c.stance[r];
-              const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
-              newPost(u, kind, target, stance, undefined, 0);
-              log(u, act, target);
-              continue;
-            }
-            case A.mute:
-              pairSetAdd(s.mutes, u, target);
-              break;
-            case A.follow:
-              if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
-              if (pairSetAdd(s.added, u, target)) s.followers[target]++;
-              wrote.followers.push(target);
-              break;
-            case A.unfollow:
-              if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
-              wrote.followers.push(target);
-              break;
-            case A.post: {
-              // An original post: the user's interest plus noise as topic, its opinion plus noise
-              // as stance (computed above, postContent).
-              const id = newPost(u, KIND.original, -1, postStance[k], postTopic, 0, k * D, postCluster[k]);
-              log(u, act, id);
-              continue;
-            }
+      // The walk in its own (synchronous) function: the async run's frame, kept across the await
+      // below, would otherwise hold the walk's last registers, among them the post columns a
+      // growth in batch.write replaces, past releaseArrays.
+      const walk = (): void => {
+        for (let k = 0; k < n; k++) {
+          const u = s.active[k];
+          log(u, A.refresh, -1);
+          for (let i = 0; tagged && i < s.feedLen[k]; i++) {
+            const r = P.rowOf(s.feed[k * F + i]);
+            if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
           }
-          log(u, act, target);
+          const ne = s.evCount[k];
+          if (ne === 0) log(u, A.nothing, -1);
+          const at = evAt(k);
+          for (let e = 0; e < ne; e++) {
+            const act = evAction[at + e];
+            const target = evTarget[at + e];
+            const r = target >= 0 ? P.rowOf(target) : -1;
+            const c = P.cols;
+            switch (act) {
+              case A.like:
+                c.likes[r]++;
+                wrote.posts.push(r);
+                break;
+              case A.dislike:
+                c.dislikes[r]++;
+                wrote.posts.push(r);
+                break;
+              case A.report:
+                if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
+                wrote.posts.push(r);
+                break;
+              case A.repost:
+              case A.quote:
+              case A.comment: {
+                const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
+                // As on X, where an account can repost a post only once, a user joins a reshare cascade
+                // at most once (by a repost or a quote), and the root's author is in it from the
+                // start: a second reshare does not happen, nor is it logged.
+                const t = treeOf(s, r, kind);
+                if (act !== A.comment && (t.rootAuthor === u || s.cascades.has(t.root, u))) continue;
+                if (act === A.repost) c.reposts[r]++;
+                else if (act === A.quote) c.quotes[r]++;
+                else c.comments[r]++;
+                wrote.posts.push(r);
+                const ps = c.stance[r];
+                const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
+                queue(u, kind, target, t.root, t.rootAuthor, t.depth, stance, -1);
+                joinTree(s, kind, t.root, t.rootAuthor, u, t.depth, ctx.step, (c.flags[r] & FLAG.story) !== 0, c.tag[r] !== 0);
+                log(u, act, target);
+                continue;
+              }
+              case A.mute:
+                pairSetAdd(s.mutes, u, target);
+                break;
+              case A.follow:
+                if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
+                if (pairSetAdd(s.added, u, target)) s.followers[target]++;
+                wrote.followers.push(target);
+                break;
+              case A.unfollow:
+                if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
+                wrote.followers.push(target);
+                break;
+              case A.post: {
+                // An original post: the user's interest plus noise as topic, its opinion plus noise
+                // as stance (computed above, postContent).
+                const id = queue(u, KIND.original, -1, -1, u, 0, postStance[k], k);
+                log(u, act, id);
+                continue;
+              }
+            }
+            log(u, act, target);
+          }
         }
+      };
+      // Posts queued before an error (the id limit) are still written: the authors' latest posts
+      // point at them.
+      try {
+        walk();
+      } finally {
+        await batch.write(world.exec, s, ctx.step, postTopic, postCluster);
       }
       announceHostWrites(world, s, wrote);
       // The post table doubled: its old columns go back now, not at some later collection (10M

@@ -30,7 +30,23 @@ export const MAX_POST_ID = 0x7fffffff;
 /** The largest reshare depth, 2^16 - 1 (posts.arrow's depth is u16). */
 export const MAX_DEPTH = 0xffff;
 
-const SCALAR_COLUMNS = {
+/**
+ * Throws an InputError when a new post would get an id past MAX_POST_ID or a depth past MAX_DEPTH:
+ * the typed columns would otherwise wrap silently (a negative id reads as "none" everywhere).
+ */
+export function checkNewPost(id: number, depth: number): void {
+  if (id > MAX_POST_ID) {
+    throw new InputError(
+      `too many posts: post ${id + 1} would need id ${id}, above ${MAX_POST_ID} (2^31 - 1), the largest id posts.arrow and the feeds store; run fewer --steps or --agents, or lower the posting rates (--set platform.behaviour.post=0.5, also repost, quote, comment)`,
+    );
+  }
+  if (depth > MAX_DEPTH) {
+    throw new InputError(`reshare depth ${depth} is above ${MAX_DEPTH}, the largest posts.arrow's u16 depth column stores (a reshare chain runs one level per step at most); run fewer --steps`);
+  }
+}
+
+/** The post table's columns besides the topic, with their types (also the writePosts kernel's, postBatch.ts). */
+export const SCALAR_COLUMNS = {
   author: 'i32',
   step: 'i32',
   kind: 'u8',
@@ -187,20 +203,12 @@ export class PostTable {
   }
 
   /**
-   * Appends one post; returns its id. Counters start at 0. Throws an InputError, before changing
-   * anything, when the id would pass MAX_POST_ID or the depth MAX_DEPTH: the typed columns would
-   * otherwise wrap silently (a negative id reads as "none" everywhere).
+   * Appends one post; returns its id. Counters start at 0. Throws (checkNewPost), before changing
+   * anything, when the id would pass MAX_POST_ID or the depth MAX_DEPTH.
    */
   add(p: NewPost, topic: ArrayLike<number>, topicOffset = 0): number {
     const id = this.base + this.count;
-    if (id > MAX_POST_ID) {
-      throw new InputError(
-        `too many posts: post ${id + 1} would need id ${id}, above ${MAX_POST_ID} (2^31 - 1), the largest id posts.arrow and the feeds store; run fewer --steps or --agents, or lower the posting rates (--set platform.behaviour.post=0.5, also repost, quote, comment)`,
-      );
-    }
-    if (p.depth > MAX_DEPTH) {
-      throw new InputError(`reshare depth ${p.depth} is above ${MAX_DEPTH}, the largest posts.arrow's u16 depth column stores (a reshare chain runs one level per step at most); run fewer --steps`);
-    }
+    checkNewPost(id, p.depth);
     this.reserve(1);
     const r = this.count++;
     const c = this.cols;
@@ -231,6 +239,17 @@ export class PostTable {
     const D = this.dim;
     for (let d = 0; d < D; d++) this.topic[r * D + d] = topic[topicOffset + d];
     return id;
+  }
+
+  /**
+   * Appends `n` rows for the caller to fill whole (platform/postBatch.ts writes them on the
+   * threads); returns the first. The caller has checked their ids and depths (checkNewPost).
+   */
+  appendRows(n: number): number {
+    this.reserve(n);
+    const r = this.count;
+    this.count += n;
+    return r;
   }
 
   /** The first row created at or after `step` (live rows are in creation order; at least `first`). */

@@ -1,0 +1,197 @@
+/**
+ * The posts a step's apply phase creates, written to the post table on the threads. Apply walks
+ * the actions in user order on the main thread (ids, cascades and follows depend on that order);
+ * for each new post it queues only what that walk decides (author, kind, parent, tree, stance, the
+ * author's previous post), and `writePosts` then fills the rows side by side: the 24 columns and
+ * the topic, a reshare's or comment's content copied from its parent (as addPost does one post at
+ * a time, newPost.ts). At 10M agents a step makes ~620k posts.
+ */
+import type { Executor } from '../sim-core/exec.ts';
+import { kernel, kernelList } from '../sim-core/kernel.ts';
+import { uniform } from '../sim-core/rng.ts';
+import { sharedArray } from '../sim-core/table.ts';
+import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
+import type { SocialState } from './state.ts';
+
+/**
+ * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end). A post with a
+ * parent (id >= 0; a live row) takes its parent's topic and cluster; a repost or quote also its
+ * veracity, novelty, tag, rank and story and fact-check flags, a comment the story flag only. An
+ * original post takes the topic and cluster of row `src` of postContent's output.
+ */
+const writePosts = kernel(
+  {
+    reads: {
+      newAuthor: 'i32',
+      newKind: 'u8',
+      newParent: 'i32',
+      newRoot: 'i32',
+      newRootAuthor: 'i32',
+      newDepth: 'i32',
+      newStance: 'f32',
+      newSrc: 'i32',
+      newPrev: 'i32',
+      srcTopic: 'f32',
+      srcCluster: 'u8',
+    },
+    writes: { ...SCALAR_COLUMNS, topic: 'f32' },
+    params: ['row0', 'base', 'dim', 'stepNow'],
+  },
+  (a, start, end): void => {
+    const { newAuthor, newKind, newParent, newRoot, newRootAuthor, newDepth, newStance, newSrc, newPrev, srcTopic, srcCluster } = a;
+    const { author, kind, parent, root, root_author, depth, stance, cluster, flags, veracity, novelty, rank, tag, topic } = a;
+    const { row0, base, dim: D, stepNow } = a;
+    for (let i = start; i < end; i++) {
+      const r = row0 + i;
+      const k = newKind[i];
+      const pid = newParent[i];
+      const pr = pid >= 0 ? pid - base : -1;
+      const content = pr >= 0 && (k === KIND.repost || k === KIND.quote);
+      author[r] = newAuthor[i];
+      a.step[r] = stepNow;
+      kind[r] = k;
+      parent[r] = pid;
+      root[r] = newRoot[i] < 0 ? base + r : newRoot[i];
+      root_author[r] = newRoot[i] < 0 ? newAuthor[i] : newRootAuthor[i];
+      depth[r] = newDepth[i];
+      stance[r] = newStance[i];
+      flags[r] = pr >= 0 ? flags[pr] & (content ? FLAG.story | FLAG.factCheck : FLAG.story) : 0;
+      veracity[r] = content ? veracity[pr] : 0;
+      novelty[r] = content ? novelty[pr] : 0;
+      rank[r] = content ? rank[pr] : 1;
+      tag[r] = content ? tag[pr] : 0;
+      a.group[r] = 0;
+      a.treat_vote[r] = 0;
+      a.prev_by_author[r] = newPrev[i];
+      a.likes[r] = 0;
+      a.dislikes[r] = 0;
+      a.reposts[r] = 0;
+      a.quotes[r] = 0;
+      a.comments[r] = 0;
+      a.reports[r] = 0;
+      a.impressions[r] = 0;
+      let from: Float32Array;
+      let off: number;
+      if (pr >= 0) {
+        cluster[r] = cluster[pr];
+        from = topic;
+        off = pr * D;
+      } else {
+        cluster[r] = srcCluster[newSrc[i]];
+        from = srcTopic;
+        off = newSrc[i] * D;
+      }
+      const to = r * D;
+      for (let d = 0; d < D; d++) topic[to + d] = from[off + d];
+    }
+  },
+);
+
+export const kernels = kernelList(import.meta.url, { writePosts });
+
+/** Posts queued in creation order, to be written by `write`. */
+export class PostBatch {
+  n = 0;
+  private cap = 0;
+  author = sharedArray('i32', 0);
+  kind = sharedArray('u8', 0);
+  parent = sharedArray('i32', 0);
+  root = sharedArray('i32', 0);
+  rootAuthor = sharedArray('i32', 0);
+  depth = sharedArray('i32', 0);
+  stance = sharedArray('f32', 0);
+  src = sharedArray('i32', 0);
+  prev = sharedArray('i32', 0);
+
+  /**
+   * Queues a post by `author` and returns its id (`s.posts.nextId` counts rows already in the
+   * table; nothing else adds posts until `write`). `parent` is a live post's id or -1; `root` -1
+   * for a post that roots its own tree (rootAuthor is then unused); `src` the row of the
+   * postContent output an original post takes its content from. Sets the author's latest post.
+   */
+  queue(s: SocialState, author: number, kind: number, parent: number, root: number, rootAuthor: number, depth: number, stance: number, src: number): number {
+    const id = s.posts.nextId + this.n;
+    checkNewPost(id, depth);
+    if (this.n === this.cap) this.grow();
+    const i = this.n++;
+    this.author[i] = author;
+    this.kind[i] = kind;
+    this.parent[i] = parent;
+    this.root[i] = root;
+    this.rootAuthor[i] = rootAuthor;
+    this.depth[i] = depth;
+    this.stance[i] = stance;
+    this.src[i] = src;
+    this.prev[i] = s.latest[author];
+    s.latest[author] = id;
+    return id;
+  }
+
+  private grow(): void {
+    this.cap = Math.max(1024, this.cap * 2);
+    const more = <T extends Int32Array | Uint8Array | Float32Array>(old: T): T => {
+      const a = sharedArray(old instanceof Float32Array ? 'f32' : old instanceof Uint8Array ? 'u8' : 'i32', this.cap) as T;
+      a.set(old);
+      return a;
+    };
+    this.author = more(this.author);
+    this.kind = more(this.kind);
+    this.parent = more(this.parent);
+    this.root = more(this.root);
+    this.rootAuthor = more(this.rootAuthor);
+    this.depth = more(this.depth);
+    this.stance = more(this.stance);
+    this.src = more(this.src);
+    this.prev = more(this.prev);
+  }
+
+  /**
+   * Appends the queued posts to the table and writes their rows on the threads (`srcTopic` and
+   * `srcCluster`: postContent's output, `dim` values and one cluster per row), then draws the
+   * post-level assignment of those it covers; empties the queue. The caller announces the new
+   * rows to a device executor (announceHostWrites).
+   */
+  async write(exec: Executor, s: SocialState, step: number, srcTopic: Float32Array, srcCluster: Uint8Array): Promise<void> {
+    const n = this.n;
+    if (n === 0) return;
+    const P = s.posts;
+    const row0 = P.appendRows(n);
+    const args = {
+      newAuthor: this.author,
+      newKind: this.kind,
+      newParent: this.parent,
+      newRoot: this.root,
+      newRootAuthor: this.rootAuthor,
+      newDepth: this.depth,
+      newStance: this.stance,
+      newSrc: this.src,
+      newPrev: this.prev,
+      srcTopic,
+      srcCluster,
+      ...P.cols,
+      topic: P.topic,
+      row0,
+      base: P.base,
+      dim: P.dim,
+      stepNow: step,
+    };
+    await exec.run(kernels.writePosts, args, n, { announced: true });
+    this.n = 0;
+    const a = s.assign;
+    if (!a || step >= a.until) return;
+    const c = P.cols;
+    for (let i = 0; i < n; i++) {
+      const r = row0 + i;
+      if ((a.kinds & (1 << c.kind[r])) === 0) continue;
+      const x = uniform(a.key, P.base + r);
+      for (let g = 0; g < a.codes.length; g++) {
+        if (x < a.cumulative[g]) {
+          c.group[r] = a.codes[g];
+          c.treat_vote[r] = a.votes[g];
+          a.assigned++;
+          break;
+        }
+      }
+    }
+  }
+}
