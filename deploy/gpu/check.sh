@@ -11,6 +11,10 @@
 #              STEADY_STEPS - 7, stopped (it checkpoints), resumed on webgpu and, from a copy, on the
 #              CPU to STEADY_STEPS (default 56: ~9.5 min on an H100 host, ~25 GB of disk; 40 gives
 #              the window 3/4 full, the post table doubled), every core, with hostsplit.mts's split);
+#              "ab" the social platform at 10M agents on webgpu, this tree and the tree in OLD by
+#              turns (this, old, this, old; AB_STEPS steps from 10:00, default 16, every core),
+#              phase medians of steps 4 on and every Arrow file compared: an A/B of two commits in
+#              one device call (OLD: e.g. `git archive <commit> | tar x -C .gpu-old`, carried too);
 #              "adapter" runs none: Node, the loaders and the adapter only, for scripts that go on)
 #   PARITY     the scenarios the parity section runs (default: every classic one and social-feed)
 #   SCALE      divides every size (a rehearsal on a software driver: SCALE=100)
@@ -110,6 +114,19 @@ steady)
 big)
   n=$((100000000 / S)); log "voter $(lab $n) on webgpu, 3 steps"
   node bin/socsim.mjs run voter --agents $n --steps 3 --threads "$(nproc)" --backend webgpu --snapshot-every 0 --force --out /tmp/socsim-big | grep -v '^  ' && node "$D/summary.mjs" /tmp/socsim-big 0 ;;
+ab)
+  n=$((10000000 / S)); st=${AB_STEPS:-16}; old=${OLD:?OLD names the other tree (see the top)}
+  [ -d "$old/node_modules" ] || ln -sfn "$PWD/node_modules" "$old/node_modules"
+  log "social-feed $(lab $n), $st steps from 10:00 on webgpu: this tree and $old by turns"
+  for i in 1 2; do
+    for t in this old; do
+      d=$PWD; [ $t = old ] && d=$(cd "$old" && pwd)
+      (cd "$d" && node bin/socsim.mjs run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 0 --quiet --force --set platform.startHour=10 --out /tmp/socsim-ab-$t > /dev/null 2> "$OUT/ab-$t-$i.err") || tail -3 "$OUT/ab-$t-$i.err"
+      log "$t, round $i"; node "$D/summary.mjs" /tmp/socsim-ab-$t 4
+    done
+    d=0; for f in $(cd /tmp/socsim-ab-this && find . -name '*.arrow' | sort); do cmp -s /tmp/socsim-ab-this/$f /tmp/socsim-ab-old/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
+    echo "round $i: $d Arrow files differ between this tree and $old"
+  done ;;
 adapter) ;;
 *) log "unknown section $section" ;;
 esac; done
