@@ -1,7 +1,8 @@
 /**
- * Creating a post, shared by the apply phase (users' posts and reshares, the scenario's story) and
- * the inject intervention: the post table row, the author's latest post, cascade and conversation
- * bookkeeping, injected-story tracking and post-level random assignment.
+ * Creating a post one at a time, for the scenario's story (apply) and the inject intervention: the
+ * post table row, the author's latest post, cascade and conversation bookkeeping, injected-story
+ * tracking and post-level random assignment. The users' posts and reshares take the batched path
+ * (postBatch.ts), which shares the trees' bookkeeping (joinTree) and treeOf.
  */
 import { uniform } from '../sim-core/rng.ts';
 import { FLAG, KIND, type NewPost } from './posts.ts';
