@@ -376,7 +376,11 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     if (ckpt && resuming) {
       // Same set-up, then the state of the checkpoint on top; the files go back to that step too.
       const tr = performance.now();
-      ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
+      // Arrays restored in place get new contents on the host: a device's copies of them go stale
+      // (its other copies come back first, so that the host's are valid).
+      await exec.sync?.();
+      const overwritten = ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
+      for (const a of overwritten) exec.hostWrote?.(a);
       // The following rows were restored in place of set-up's; the followers are their transpose.
       if (ckpt.meta.graphChanged) world.graph = await withLazyFollowers(exec, world.agents.length, world.graph.following);
       const m = ckpt.meta;

@@ -12,7 +12,8 @@
  *
  * Restoring works in place: objects that exist in the live tree (built by the same set-up) get
  * their fields overwritten, so every other holder of a reference to them sees the restored state;
- * typed arrays, arrays, Maps and Sets are replaced by restored ones (Maps and Sets in place). A
+ * Maps and Sets are refilled in place; a typed array is read into the live one where that has the
+ * same type and length and its own buffer (Decoder.typed), else replaced, as arrays are. A
  * phase must therefore keep what it carries across steps in objects reachable from its `state`,
  * not in closure variables that hold typed arrays.
  *
@@ -179,13 +180,22 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
 
 export interface Checkpoint<M = unknown> {
   meta: M;
-  /** Restores the saved state into `live` (the same root object, freshly set up). */
-  restoreInto(live: object): void;
+  /**
+   * Restores the saved state into `live` (the same root object, freshly set up), reading the
+   * buffers from the file as it goes. Returns the live typed arrays whose contents it overwrote in
+   * place (Decoder.typed): a device's copies of those are stale.
+   */
+  restoreInto(live: object): TypedArray[];
 }
 
-/** Reads a checkpoint file; buffers that were shared come back on SharedArrayBuffers. */
+/**
+ * Reads a checkpoint file's header and tree (and checks that every buffer is within the file);
+ * the buffers are read by restoreInto. Buffers that were shared come back on SharedArrayBuffers.
+ */
 export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
   const fd = openSync(file, 'r');
+  let parsed: { meta: M; tree: Encoded; buffers: BufferEntry[] };
+  let start: number;
   try {
     const size = fstatSync(fd).size;
     const fixed = Buffer.alloc(16);
@@ -195,39 +205,109 @@ export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
     if (version !== VERSION) throw new Error(`${file} has checkpoint format ${version}; this socsim reads ${VERSION}`);
     const jsonBytes = Buffer.alloc(fixed.readUInt32LE(12));
     readSync(fd, jsonBytes, 0, jsonBytes.length, 16);
-    const { meta, tree, buffers } = JSON.parse(jsonBytes.toString('utf8')) as { meta: M; tree: Encoded; buffers: BufferEntry[] };
-    const start = Math.ceil((16 + jsonBytes.length) / 8) * 8;
-    const restored: ArrayBufferLike[] = buffers.map((e) => {
-      const at = start + e.at;
-      if (at + e.bytes > size) throw new Error(`${file} is truncated`);
-      const b = e.shared ? new SharedArrayBuffer(e.bytes) : new ArrayBuffer(e.bytes);
-      let o = at;
-      for (const view of chunks(b, e.bytes)) {
-        for (let v = 0; v < view.byteLength; ) {
-          const n = readSync(fd, view, v, view.byteLength - v, o);
-          if (n <= 0) throw new Error(`${file} is truncated`);
-          v += n;
-          o += n;
-        }
-      }
-      return b;
-    });
-    return { meta, restoreInto: (live) => new Decoder(restored).into(live, tree) };
+    parsed = JSON.parse(jsonBytes.toString('utf8')) as typeof parsed;
+    start = Math.ceil((16 + jsonBytes.length) / 8) * 8;
+    for (const e of parsed.buffers) if (start + e.at + e.bytes > size) throw new Error(`${file} is truncated`);
   } finally {
     closeSync(fd);
   }
+  const { meta, tree, buffers } = parsed;
+  return {
+    meta,
+    restoreInto: (live) => {
+      const fd = openSync(file, 'r');
+      try {
+        const d = new Decoder(file, fd, start, buffers, viewCounts(tree, buffers.length));
+        d.into(live, tree);
+        return d.inPlace;
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+/** How many typed-array entries of the tree view each buffer. */
+function viewCounts(tree: Encoded, n: number): number[] {
+  const out = new Array<number>(n).fill(0);
+  const walk = (e: Encoded): void => {
+    if (e === null || typeof e !== 'object') return;
+    if ('$ta' in e) out[e.buf]++;
+    else if ('$arr' in e) e.$arr.forEach(walk);
+    else if ('$map' in e) for (const [a, b] of e.$map) (walk(a), walk(b));
+    else if ('$set' in e) e.$set.forEach(walk);
+    else if ('$obj' in e) Object.values(e.f).forEach(walk);
+  };
+  walk(tree);
+  return out;
 }
 
 class Decoder {
   private readonly arrays = new Map<string, TypedArray>();
   private readonly objects = new Map<number, unknown>();
-  constructor(private readonly buffers: ArrayBufferLike[]) {}
+  private readonly buffers: Array<ArrayBufferLike | undefined>;
+  /** Live buffers that took a saved buffer's bytes (each takes one at most). */
+  private readonly claimed = new Set<ArrayBufferLike>();
+  /** Live typed arrays restored in place. */
+  readonly inPlace: TypedArray[] = [];
+  constructor(
+    private readonly file: string,
+    private readonly fd: number,
+    private readonly start: number,
+    private readonly entries: BufferEntry[],
+    private readonly views: number[],
+  ) {
+    this.buffers = new Array(entries.length);
+  }
 
-  private typed(e: { $ta: CtorName; buf: number; off: number; len: number }): TypedArray {
+  /** Saved buffer i, read from the file at its first use: into `into` when given, else into new memory. */
+  private buffer(i: number, into?: ArrayBufferLike): ArrayBufferLike {
+    let b = this.buffers[i];
+    if (b) return b;
+    const e = this.entries[i];
+    b = into ?? (e.shared ? new SharedArrayBuffer(e.bytes) : new ArrayBuffer(e.bytes));
+    let o = this.start + e.at;
+    for (const view of chunks(b, e.bytes)) {
+      for (let v = 0; v < view.byteLength; ) {
+        const n = readSync(this.fd, view, v, view.byteLength - v, o);
+        if (n <= 0) throw new Error(`${this.file} is truncated`);
+        v += n;
+        o += n;
+      }
+    }
+    this.buffers[i] = b;
+    return b;
+  }
+
+  /**
+   * A saved typed array. Where the live slot holds one of the same type and length that is the
+   * whole of its buffer, and the saved one is the only view of its buffer, the saved bytes are
+   * read into the live array's memory and the live array is kept: a resumed run then does not
+   * hold set-up's copy and the checkpoint's at once (10M agents: the population and platform
+   * columns, ~1.8 GB). Otherwise a new array over the saved buffer.
+   */
+  private typed(e: { $ta: CtorName; buf: number; off: number; len: number }, live: unknown): TypedArray {
     const k = `${e.buf}:${e.$ta}:${e.off}:${e.len}`;
     let a = this.arrays.get(k);
     if (!a) {
-      a = new CTORS[e.$ta](this.buffers[e.buf] as ArrayBuffer, e.off, e.len) as TypedArray;
+      const entry = this.entries[e.buf];
+      if (
+        this.buffers[e.buf] === undefined &&
+        this.views[e.buf] === 1 &&
+        isTypedArray(live) &&
+        live.constructor.name === e.$ta &&
+        live.length === e.len &&
+        e.off === 0 &&
+        live.byteOffset === 0 &&
+        live.buffer.byteLength === entry.bytes &&
+        live.buffer instanceof SharedArrayBuffer === entry.shared &&
+        !this.claimed.has(live.buffer)
+      ) {
+        this.claimed.add(live.buffer);
+        this.buffer(e.buf, live.buffer);
+        this.inPlace.push(live);
+        a = live;
+      } else a = new CTORS[e.$ta](this.buffer(e.buf) as ArrayBuffer, e.off, e.len) as TypedArray;
       this.arrays.set(k, a);
     }
     return a;
@@ -238,7 +318,7 @@ class Decoder {
     if (e === null || typeof e !== 'object') return e;
     if ('$u' in e) return undefined;
     if ('$n' in e) return e.$n === '-0' ? -0 : Number(e.$n);
-    if ('$ta' in e) return this.typed(e);
+    if ('$ta' in e) return this.typed(e, live);
     if ('$ref' in e) return this.objects.get(e.$ref);
     if ('$arr' in e) return e.$arr.map((x) => this.value(x, undefined));
     if ('$map' in e) {

@@ -102,6 +102,60 @@ describe('checkpoint', () => {
     expect(fresh.g.rows[599]).toBe(7);
   });
 
+  it('reads a saved array into the live one where both have one type, length and buffer of their own, and nowhere else', () => {
+    const fill = <T extends { length: number; [i: number]: number }>(a: T, k: number): T => {
+      for (let i = 0; i < a.length; i++) a[i] = k + i;
+      return a;
+    };
+    const rec = fill(sharedArray('i32', 4), 30);
+    const twice = fill(sharedArray('i32', 3), 40);
+    const saved = {
+      a: fill(sharedArray('f32', 5), 1),
+      b: fill(new Float64Array(3), 10),
+      c: fill(sharedArray('i32', 4), 20),
+      rec,
+      recF: new Float32Array(rec.buffer),
+      x: twice,
+      y: twice,
+      kind: fill(new Int8Array(2), 50),
+      p: fill(sharedArray('u16', 2), 60),
+      q: fill(sharedArray('u16', 2), 70),
+      plainToShared: fill(new Int32Array(2), 80),
+    };
+    const file = path.join(tmp, 'inplace.bin');
+    writeCheckpoint(file, saved, {});
+    const shared = sharedArray('u16', 2);
+    const fresh = {
+      a: sharedArray('f32', 5),
+      b: new Float64Array(3),
+      // A live view shorter than its buffer, which has the saved array's size.
+      c: new Int32Array(new SharedArrayBuffer(16), 0, 3),
+      rec: sharedArray('i32', 4),
+      recF: new Float32Array(4),
+      x: sharedArray('i32', 3),
+      y: sharedArray('i32', 3),
+      kind: new Uint8Array(2),
+      p: shared,
+      q: shared,
+      plainToShared: sharedArray('i32', 2),
+    };
+    const before = { ...fresh };
+    const overwritten = readCheckpoint(file).restoreInto(fresh);
+    // In place: same type and length, a buffer of its own on both sides (p takes the live buffer
+    // p and q shared; q then gets its own).
+    expect(overwritten).toEqual([before.a, before.b, before.p]);
+    expect(fresh.a).toBe(before.a);
+    expect(fresh.b).toBe(before.b);
+    expect(fresh.p).toBe(before.p);
+    // Replaced: another length, a saved buffer with two views (two arrays, or one array reached
+    // twice), another type, shared on one side only, a live buffer taken already.
+    for (const k of ['c', 'rec', 'recF', 'x', 'y', 'kind', 'q', 'plainToShared'] as const) expect(fresh[k], k).not.toBe(before[k]);
+    expect(fresh.x).toBe(fresh.y);
+    expect(fresh.recF.buffer).toBe(fresh.rec.buffer);
+    expect(fresh.plainToShared.buffer).toBeInstanceOf(ArrayBuffer);
+    for (const k of Object.keys(saved) as Array<keyof typeof saved>) expect(Array.from(fresh[k]), k).toEqual(Array.from(saved[k]));
+  });
+
   it('a truncated or foreign file is refused, and a failed write leaves no checkpoint', () => {
     const file = path.join(tmp, 'b.bin');
     writeCheckpoint(file, build(), {});
