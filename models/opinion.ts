@@ -55,7 +55,6 @@ export function voter(o: { states?: number; shares?: readonly number[] } = {}): 
       for (let i = 0; i < k; i++) ctx.metric(`vote_${i}`, c[i] ?? 0);
     }));
   };
-  let partner: Int32Array;
   let next: Uint8Array;
   const metrics = Object.fromEntries(Array.from({ length: k }, (_, i) => [`vote_${i}`, 'i32' as const]));
   return {
@@ -66,7 +65,6 @@ export function voter(o: { states?: number; shares?: readonly number[] } = {}): 
     init(world) {
       const n = world.agents.length;
       const vote = ensureColumn(world.agents, 'vote', { type: 'u8', dictionary: Array.from({ length: k }, (_, i) => `opinion ${i}`) });
-      partner = sharedArray('i32', n);
       next = sharedArray('u8', n);
       const key = keyOf(world.seed, streamOf('voter.init'), 0);
       if (!cdf) for (let i = 0; i < n; i++) vote[i] = below(key, i, k);
@@ -84,8 +82,7 @@ export function voter(o: { states?: number; shares?: readonly number[] } = {}): 
       const n = agents.length;
       const vote = agents.columns.vote as Uint8Array;
       const G = graph.following;
-      await exec.run(K.sampleNeighbor, { offsets: G.offsets, targets: G.targets, out: partner, key: ctx.key('voter') }, n);
-      await exec.run(K.gather, { out: next, src: vote, index: partner }, n);
+      await exec.run(K.gatherNeighbor, { offsets: G.offsets, targets: G.targets, src: vote, out: next, key: ctx.key('voter') }, n);
       await exec.run(K.copy, { out: vote, src: next }, n);
       await report(world, ctx);
     },

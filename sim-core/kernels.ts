@@ -57,6 +57,42 @@ const sampleNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32' }, w
   }
 });
 
+/**
+ * out[v] = src[sampleNeighbor's pick for v], or src[v] for rows without neighbours: sampleNeighbor
+ * then gather in one pass (the same draws), without the picks' array between them. The voter step.
+ */
+const gatherNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32', src: 'num' }, writes: { out: 'num' }, params: ['key'] }, (a, start, end): void => {
+  const { offsets: Off, targets: Tgt, src: Src, out: Out } = a;
+  const [klo, khi] = splitKey(a.key);
+  // As sampleNeighbor: four rows per iteration, each row's end offset the next one's start.
+  let v = start;
+  let o0 = Off[v];
+  for (; v + 4 <= end; v += 4) {
+    const o1 = Off[v + 1];
+    const o2 = Off[v + 2];
+    const o3 = Off[v + 3];
+    const o4 = Off[v + 4];
+    const h0 = rowHash(klo, khi, v);
+    const h1 = rowHash(klo, khi, v + 1);
+    const h2 = rowHash(klo, khi, v + 2);
+    const h3 = rowHash(klo, khi, v + 3);
+    const j0 = o1 === o0 ? v : Tgt[o0 + (((h0 / 4294967296) * (o1 - o0)) | 0)];
+    const j1 = o2 === o1 ? v + 1 : Tgt[o1 + (((h1 / 4294967296) * (o2 - o1)) | 0)];
+    const j2 = o3 === o2 ? v + 2 : Tgt[o2 + (((h2 / 4294967296) * (o3 - o2)) | 0)];
+    const j3 = o4 === o3 ? v + 3 : Tgt[o3 + (((h3 / 4294967296) * (o4 - o3)) | 0)];
+    Out[v] = Src[j0];
+    Out[v + 1] = Src[j1];
+    Out[v + 2] = Src[j2];
+    Out[v + 3] = Src[j3];
+    o0 = o4;
+  }
+  for (; v < end; v++) {
+    const o1 = Off[v + 1];
+    Out[v] = Src[o1 === o0 ? v : Tgt[o0 + (((rowHash(klo, khi, v) / 4294967296) * (o1 - o0)) | 0)]];
+    o0 = o1;
+  }
+});
+
 /** out[i] = src[index[i]], or src[i] when index[i] < 0. */
 const gather = kernel({ reads: { src: 'num', index: 'i32' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
   const { out: Out, src: Src, index: Idx } = a;
@@ -405,6 +441,7 @@ export const kernels = kernelList(import.meta.url, {
   firstBadEdge,
   copy,
   sampleNeighbor,
+  gatherNeighbor,
   gather,
   spread,
   applyMarks,

@@ -5,10 +5,11 @@
  * and the executor runs it on the CPU, so a kernel moves to the GPU one declaration at a time.
  *
  * A call stays on the CPU when the GPU could not give the same bytes or cannot bind the data:
- * - sampleNeighbor on Float64Array offsets (past 2^31 edges), or on a row of 2^21 or more
- *   neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
+ * - sampleNeighbor and gatherNeighbor on Float64Array offsets (past 2^31 edges), or on a row of
+ *   2^21 or more neighbours (rng_below equals the CPU's float product only below that; rng.wgsl.ts);
  * - thresholdMark on a row of 2^28 or more neighbours (the share comparison; kernels.wgsl.ts);
- * - u8 kernels (gather, countCodes) and copy over part of an array, since they write whole words;
+ * - u8 kernels (gather, gatherNeighbor, countCodes) and copy over part of an array, since they
+ *   write whole words;
  * - the opinion kernels on f64 columns or with a parameter that is not finite (the software f32
  *   of softfloat.wgsl.ts takes finite f32 values);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
@@ -22,7 +23,7 @@ import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
 import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
-import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 /** An array bound as `parts` ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
 export interface Split {
@@ -171,6 +172,13 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     const { offsets, targets, out } = a as { offsets: TypedArray; targets: Int32Array; out: Int32Array };
     if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
     return { shader: SAMPLE_NEIGHBOR_WGSL(parts), gridRows: rows, params: [part, ...keyWords(a.key as number)], arrays: [offsets, { split: targets, partBytes, parts }, out], writes: [out] };
+  }
+  if (is(k, core.gatherNeighbor)) {
+    const { offsets, targets, src, out } = a as { offsets: TypedArray; targets: Int32Array; src: TypedArray; out: TypedArray };
+    if (!(offsets instanceof Int32Array) || offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
+    if (!(src instanceof Uint8Array && out instanceof Uint8Array) || src === out || out.length !== rows || src.length < rows) return undefined;
+    const params = [part, rows, ...keyWords(a.key as number)];
+    return { shader: GATHER_NEIGHBOR_U8_WGSL(parts), gridRows: words(rows), params, arrays: [offsets, { split: targets, partBytes, parts }, src, out], writes: [out] };
   }
   if (is(k, core.gather)) {
     const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };

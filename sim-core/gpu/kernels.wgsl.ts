@@ -93,6 +93,12 @@ ${ROW}
   }
 }`);
 
+/** Row i's byte of the u8 array `src`, bound as u32 words (four rows to a word, little-endian). */
+const SRC_BYTE_AT = /* wgsl */ `
+fn byte_at(i: u32) -> u32 {
+  return (src[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}`;
+
 /**
  * gather for u8 columns: out[i] = src[index[i]], or src[i] when index[i] < 0. WGSL has no 8-bit
  * storage, so both u8 arrays are packed four rows to a u32 word (little-endian, as the CPU's bytes
@@ -105,9 +111,7 @@ struct Params { rows: u32, stride: u32, n: u32 }
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read> index: array<i32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
-fn byte_at(i: u32) -> u32 {
-  return (src[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-}
+${SRC_BYTE_AT}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -121,6 +125,40 @@ ${ROW}
   }
   out[v] = word;
 }`;
+
+/**
+ * gatherNeighbor for u8 columns: out[v] = src[sampleNeighbor's pick for v], or src[v] for rows
+ * without neighbours. Packed as GATHER_U8_WGSL (four rows to a word, one word per invocation; the
+ * grid runs over words), the picks as SAMPLE_NEIGHBOR_WGSL. Parameters: part (SPLIT_TARGETS), n
+ * (the rows), then the key as [lo, hi] words.
+ */
+export const GATHER_NEIGHBOR_U8_WGSL = perParts((parts) => /* wgsl */ `
+${RNG_WGSL}
+struct Params { rows: u32, stride: u32, part: u32, n: u32, key_lo: u32, key_hi: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> offsets: array<i32>;
+${SPLIT_TARGETS(2, parts)}
+@group(0) @binding(${2 + parts}) var<storage, read> src: array<u32>;
+@group(0) @binding(${3 + parts}) var<storage, read_write> out: array<u32>;
+${SRC_BYTE_AT}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  var word = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let i = v * 4u + b;
+    if (i < p.n) {
+      let lo = offsets[i];
+      let deg = u32(offsets[i + 1u] - lo);
+      var j = i;
+      if (deg != 0u) {
+        j = u32(tgt(u32(lo) + rng_below(p.key_lo, p.key_hi, i, deg, 0u)));
+      }
+      word = word | (byte_at(j) << (b * 8u));
+    }
+  }
+  out[v] = word;
+}`);
 
 /** copy of whole arrays as u32 words (any element type; the grid runs over words). */
 export const COPY_WORDS_WGSL = /* wgsl */ `

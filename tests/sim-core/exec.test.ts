@@ -60,6 +60,35 @@ describe('executor', () => {
     expect((a[6] as number[]).reduce((s, v) => s + v, 0)).toBe(n);
   });
 
+  it('gatherNeighbor equals sampleNeighbor then gather (same draws; isolated rows keep their own value), inline and pooled', async () => {
+    // 200,003 rows: chunks end inside the four-row unroll; every third row has no neighbours.
+    const n = 200_003;
+    const src = sharedArray('i32', 2 * n);
+    const dst = sharedArray('i32', 2 * n);
+    for (let e = 0; e < src.length; e++) {
+      const u = e % n;
+      src[e] = u % 3 === 0 ? u + 1 : u;
+      dst[e] = (e * 7919 + 13) % n;
+    }
+    const g = await buildGraph(inline, n, src, dst, true);
+    const { offsets, targets } = g.following;
+    const isolated = Array.from({ length: n }, (_, v) => offsets[v + 1] === offsets[v]).filter(Boolean).length;
+    expect(isolated).toBeGreaterThan(n / 4);
+    for (const [name, values] of [['u8', sharedArray('u8', n)], ['f32', sharedArray('f32', n)]] as const) {
+      for (let i = 0; i < n; i++) values[i] = name === 'u8' ? (i * 2654435761) >>> 29 : Math.sin(i);
+      const key = keyOf(4, 5, 6);
+      const partner = sharedArray('i32', n);
+      const want = name === 'u8' ? sharedArray('u8', n) : sharedArray('f32', n);
+      await inline.run(K.sampleNeighbor, { offsets, targets, out: partner, key }, n);
+      await inline.run(K.gather, { out: want, src: values, index: partner }, n);
+      for (const ex of [inline, pool]) {
+        const got = name === 'u8' ? sharedArray('u8', n) : sharedArray('f32', n);
+        await ex.run(K.gatherNeighbor, { offsets, targets, src: values, out: got, key }, n);
+        expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer)), `${name}, ${ex === pool ? 'pool' : 'inline'}`).toBe(true);
+      }
+    }
+  });
+
   it('reductions combine chunk partials in chunk order (float sums are reproducible)', async () => {
     const n = 500_000;
     const x = sharedArray('f64', n);

@@ -169,6 +169,14 @@ describe('kernel parity: inline and worker pool', () => {
       partner[i] = i % 5 === 0 ? -1 : (i * 7919) % n;
     }
     await check.run(core.boundedStep, { x, out: outF, partner, eps: 0.5, mu: 0.3 }, n);
+    // sampleNeighbor then gather, what gatherNeighbor (the voter's) does in one pass: a CSR whose
+    // every fifth row has no neighbours.
+    const offsets = sharedArray('i32', n + 1);
+    for (let v = 0; v < n; v++) offsets[v + 1] = offsets[v] + (v % 5 === 0 ? 0 : 1 + (v % 7));
+    const targets = sharedArray('i32', offsets[n]);
+    for (let e = 0; e < targets.length; e++) targets[e] = (e * 104729) % n;
+    await check.run(core.sampleNeighbor, { offsets, targets, out: partner, key: keyOf(4, 5, 6) }, n);
+    await check.run(core.gather, { out: out8, src: group, index: partner }, n);
     // The candidate index's kernels over a full window's posts (a short scenario run has too few
     // posts to split them into chunks), under every ranker.
     const posts = 100_003;

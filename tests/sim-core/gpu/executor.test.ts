@@ -56,7 +56,7 @@ function arrowFiles(dir: string): string[] {
 describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // Each scenario with the kernels its step runs, all of which have a WGSL version.
   const cases = [
-    { scenario: 'voter', params: { states: 3 }, column: 'vote', kernels: ['sampleNeighbor', 'gather', 'copy'] },
+    { scenario: 'voter', params: { states: 3 }, column: 'vote', kernels: ['gatherNeighbor', 'copy'] },
     { scenario: 'independent-cascade', params: { p: 0.05 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'sir', params: { beta: 0.05, gamma: 0.2 }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'sir', params: { beta: 0.08, gamma: 0.3, sis: true }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },

@@ -10,7 +10,7 @@ import { hash, keyOf, streamOf } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { barabasiAlbert, erdosRenyi } from '../../../graph/generators.ts';
 import { RNG_WGSL, keyWords } from '../../../sim-core/gpu/rng.wgsl.ts';
-import { GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from '../../../sim-core/gpu/kernels.wgsl.ts';
+import { GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from '../../../sim-core/gpu/kernels.wgsl.ts';
 import { createTable } from '../../../sim-core/table.ts';
 import { runStep, type World } from '../../../sim-core/phase.ts';
 import { voter } from '../../../models/opinion.ts';
@@ -60,7 +60,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     expect(bad).toEqual([]);
   });
 
-  it('sampleNeighbor equals the CPU kernel on a BA graph, a sparse graph with isolated rows and a 300k-leaf star', async () => {
+  it('sampleNeighbor and gatherNeighbor (u8) equal the CPU kernels on a BA graph, a sparse graph with isolated rows and a 300k-leaf star', async () => {
     const graphs = [
       ['BA n=200k m=5', barabasiAlbert(200_000, 5, 1)],
       ['ER n=50k p=2e-5 (isolated rows)', erdosRenyi(50_000, 2e-5, 2)],
@@ -80,6 +80,16 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
         let first = -1;
         for (let v = 0; v < n && first < 0; v++) if (got[v] !== cpu[v]) first = v;
         expect(first, `${name}, step ${step}: first differing row ${first} (gpu ${got[first]}, cpu ${cpu[first]})`).toBe(-1);
+        // gatherNeighbor over bytes that differ from row to row, rows packed four to a word (the
+        // star's 300,001 rows end in a partial word, whose spare bytes are written 0).
+        const values = sharedArray('u8', n);
+        for (let v = 0; v < n; v++) values[v] = hash(key, v, 7) & 0xff;
+        const cpuBytes = sharedArray('u8', n);
+        await exec.run(K.gatherNeighbor, { offsets, targets, src: values, out: cpuBytes, key }, n);
+        const words = Math.ceil(n / 4);
+        const gotBytes = new Uint8Array(await runPass(gpu!, GATHER_NEIGHBOR_U8_WGSL(PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), values], outputBytes: words * 4 }));
+        expect(Buffer.from(gotBytes.subarray(0, n)).equals(Buffer.from(cpuBytes)), `${name}, step ${step}: gatherNeighbor`).toBe(true);
+        expect(Array.from(gotBytes.subarray(n))).toEqual(Array.from({ length: words * 4 - n }, () => 0));
       }
       if (name.startsWith('ER')) expect(Array.from(g.followers.offsets).some((o, i, a) => i > 0 && o === a[i - 1])).toBe(true);
     }
@@ -102,7 +112,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     expect(Array.from(got.subarray(n))).toEqual([0]);
   });
 
-  it('ten voter steps on the GPU (sampleNeighbor, then gather) give the votes of the voter phase, step by step', async () => {
+  it('ten voter steps on the GPU (gatherNeighbor; and sampleNeighbor, then gather) give the votes of the voter phase, step by step', async () => {
     const n = 100_000;
     const e = barabasiAlbert(n, 5, 4);
     const graph = await buildGraph(exec, n, e.src, e.dst, e.directed);
@@ -116,10 +126,12 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     for (let step = 0; step < 10; step++) {
       const key = keyOf(world.seed, streamOf('voter'), step);
       const partner = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL(PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
-      votes = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [votes, partner], outputBytes: words * 4 })).slice(0, n);
+      const twoPass = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [votes, partner], outputBytes: words * 4 })).slice(0, n);
+      votes = new Uint8Array(await runPass(gpu!, GATHER_NEIGHBOR_U8_WGSL(PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), votes], outputBytes: words * 4 })).slice(0, n);
       await runStep(world, phases, step);
       const cpu = world.agents.columns.vote as Uint8Array;
       expect(Buffer.from(votes).equals(Buffer.from(cpu)), `step ${step}`).toBe(true);
+      expect(Buffer.from(twoPass).equals(Buffer.from(cpu)), `step ${step}, two passes`).toBe(true);
     }
     // The votes moved: a run that changed nothing would prove nothing.
     expect(votes.filter((x, i) => x !== initial[i]).length).toBeGreaterThan(n / 10);
