@@ -150,7 +150,6 @@ const EVENT_SCHEMA = [
  */
 export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   const counts = Object.fromEntries(ACTIONS.map((a) => [`actions_${a}`, 'i32' as const]));
-  let storySeeds: Int32Array = new Int32Array(0);
   let events: ArrowFileAppender | undefined;
   // Per active row: the content of the user's original posts this step (the postContent kernel).
   let postTopic = sharedArray('f32', 0);
@@ -173,7 +172,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
     metrics: { ...counts, posts_original: 'i32', posts_repost: 'i32', posts_quote: 'i32', posts_comment: 'i32' },
     init(world) {
       if (story && story.count > 0) {
-        storySeeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
+        s.storySeeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
       }
       if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
     },
@@ -282,7 +281,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
         const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
-        for (const u of storySeeds) {
+        for (const u of s.storySeeds) {
           newPost(u, KIND.original, -1, story.stance, pt, FLAG.story);
           s.cascades.add(-1, -1, u, 0, ctx.step);
           log(u, A.post, P.nextId - 1);

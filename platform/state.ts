@@ -135,6 +135,11 @@ export interface SocialState {
   latest: Int32Array;
   /** Follower counts, updated as follows happen (the CSR catches up at rebuilds). */
   followers: Int32Array;
+  /**
+   * The story's seed accounts, chosen at init from set-up's graph. State, so that a checkpoint
+   * holds them: a resumed run may take the checkpoint's graph in place of set-up's.
+   */
+  storySeeds: Int32Array;
   /** Users' nearest topic clusters (n x probe). */
   userClusters: Uint8Array;
   /** Ring of recent impressions per user (n x seenSize) and its cursor. */
@@ -216,6 +221,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     topics,
     latest: sharedArray('i32', n).fill(-1),
     followers,
+    storySeeds: new Int32Array(0),
     userClusters: sharedArray('u8', n * cfg.probe),
     seen: sharedArray('i32', n * cfg.seenSize).fill(-1),
     seenAt: sharedArray('u8', n),

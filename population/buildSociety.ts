@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import { buildGraph, type Graph } from '../sim-core/csr.ts';
+import { buildGraph, withLazyFollowers, type Csr, type Graph } from '../sim-core/csr.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import type { Table } from '../sim-core/table.ts';
@@ -59,6 +59,12 @@ export interface SocietyOptions {
    * withLazyFollowers; their offsets are there at once): for scenarios that never do.
    */
   lazyFollowers?: boolean;
+  /**
+   * With lazyFollowers and no graphFile: following rows to take as the graph instead of generating
+   * one (a resumed run's, from its checkpoint; SetupContext.following). The population is
+   * synthesised as always.
+   */
+  following?: Csr;
   log?: (line: string) => void;
 }
 
@@ -142,6 +148,16 @@ async function generate(exec: Executor, agents: number, seed: number, spec: z.ou
 }
 
 export async function buildSociety(exec: Executor, o: SocietyOptions): Promise<Society> {
+  if (o.following && o.lazyFollowers && !o.graphFile) {
+    const rows = o.following.offsets.length - 1;
+    if (rows !== o.agents) throw new Error(`the saved graph has ${rows} rows for ${o.agents} agents`);
+    const t0 = performance.now();
+    const pop = await synthesizePopulationOn(exec, o.agents, o.seed, o.population);
+    o.log?.(`synthesised ${o.agents} agents in ${seconds(t0)}`);
+    const graph = await withLazyFollowers(exec, o.agents, o.following);
+    o.log?.(`took the checkpoint's graph (${graph.edges} follows) instead of generating one`);
+    return { agents: pop.agents, graph, prototypes: pop.prototypes, archetypes: pop.archetypes, externalIds: null, graphSource: undefined };
+  }
   let made: Awaited<ReturnType<typeof populationAndEdges>> | undefined = await populationAndEdges(exec, o);
   const { pop, externalIds, graphSource } = made;
   const t0 = performance.now();

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { looseObjects } from './strictParams.ts';
-import type { Graph } from '../sim-core/csr.ts';
+import type { Csr, Graph } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import type { Table } from '../sim-core/table.ts';
@@ -29,6 +29,13 @@ export interface SetupContext<P> {
   log(line: string): void;
   /** The LLM provider for archetype decisions, when one is configured (`--llm openai|replay`). */
   llm?: LlmSetup;
+  /**
+   * A resumed run whose graph changed before its checkpoint: the following rows the checkpoint
+   * holds. A scenario may build its world on them instead of generating a graph (buildSociety's
+   * `following`); the checkpoint's state then replaces the rest, so its phases must keep in their
+   * `state` whatever they derive from the graph at init.
+   */
+  following?: Csr;
 }
 
 export interface ScenarioWorld {

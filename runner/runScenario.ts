@@ -16,7 +16,7 @@ import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend, type
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
-import { pinRows, withLazyFollowers, type Graph } from '../sim-core/csr.ts';
+import { pinRows, withLazyFollowers, type Csr, type Graph } from '../sim-core/csr.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
@@ -45,6 +45,12 @@ interface CheckpointMeta {
   metrics: AppenderState;
   /** Whether follows had changed the graph (graph-end.arrow is then written at the end). */
   graphChanged: boolean;
+  /**
+   * Written since phases keep in their state what they derive from the graph at init (the
+   * story's seeds): a resumed set-up may then take the checkpoint's graph instead of generating
+   * set-up's (SetupContext.following). Absent in older checkpoints, which resume as before.
+   */
+  graphForSetup?: boolean;
   /** Bytes of llm-cache.jsonl at the checkpoint. */
   llmCacheBytes?: number;
   manifest: Pick<Manifest, 'steps_completed' | 'step_wall_ms' | 'phase_wall_ms'> & { agents: string[] };
@@ -296,6 +302,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   };
 
   try {
+    const ckpt = resuming ? readCheckpoint<CheckpointMeta>(resuming.checkpoint) : undefined;
+    // A changed graph in the checkpoint stands in for set-up's: the generator (~1 min at 10M
+    // agents) and the CSR are skipped, and set-up's rows are never in memory beside the saved ones.
+    const saved = ckpt?.meta.graphChanged && ckpt.meta.graphForSetup ? (ckpt.readField('graph') as { following: Csr }).following : undefined;
     const world0 = await scenario.setup({
       agents,
       seed,
@@ -306,7 +316,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       agentsGiven: o.agents !== undefined,
       log,
       llm,
+      following: saved,
     });
+    const tookSaved = saved !== undefined && world0.graph.following === saved;
     if (world0.graphSource) {
       // A loaded file replaces the generator: record the file, not the unused generator spec.
       const { graph: _unusedSpec, ...rest } = params;
@@ -314,7 +326,6 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.graph_file = world0.graphSource;
     }
     await releaseArrays(exec);
-    const ckpt = resuming ? readCheckpoint<CheckpointMeta>(resuming.checkpoint) : undefined;
     if (!resuming) prepareRunDirectory(dir, { force: o.force, label: outLabel });
     prepared = true;
     // The manifest comes first, so the directory is recognisable as a run from now on.
@@ -349,7 +360,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       if (world.endEdges || graphChanged || world.graph !== initialGraph.deref()) manifest.files.graph_end = 'graph-end.arrow';
     };
     manifest.agents = world.agents.length;
-    manifest.edges = world.graph.directed ? world.graph.edges : world.graph.edges / 2;
+    // Set-up's edges (a resumed run that took its checkpoint's graph keeps its manifest's figure).
+    if (!tookSaved) manifest.edges = world.graph.directed ? world.graph.edges : world.graph.edges / 2;
     manifest.directed = world.graph.directed;
     manifest.events = outputs.events;
     for (const p of phases) await p.init?.(world);
@@ -379,10 +391,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // Arrays restored in place get new contents on the host: a device's copies of them go stale
       // (its other copies come back first, so that the host's are valid).
       await exec.sync?.();
-      const overwritten = ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state));
+      const overwritten = ckpt.restoreInto(stateRoot(world.agents, ckpt.meta.graphChanged ? world.graph : null, phases, llm?.cache.state), tookSaved ? ['graph'] : []);
       for (const a of overwritten) exec.hostWrote?.(a);
       // The following rows were restored in place of set-up's; the followers are their transpose.
-      if (ckpt.meta.graphChanged) world.graph = await withLazyFollowers(exec, world.agents.length, world.graph.following);
+      if (ckpt.meta.graphChanged && !tookSaved) world.graph = await withLazyFollowers(exec, world.agents.length, world.graph.following);
       const m = ckpt.meta;
       first = m.step;
       metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases), m.metrics);
@@ -422,6 +434,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         appenders: outputs.states(),
         metrics: metrics!.state(),
         graphChanged,
+        graphForSetup: true,
         llmCacheBytes: llm?.cache.position(),
         manifest: { steps_completed: done, step_wall_ms: [...manifest.step_wall_ms], phase_wall_ms: structuredClone(manifest.phase_wall_ms), agents: [...manifest.files.agents] },
       };

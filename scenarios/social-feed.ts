@@ -47,6 +47,7 @@ export default defineScenario({
       phaseBytesPerAgent: 100,
       // Nothing in a social step reads the followers' rows: follower counts are the platform's state.
       lazyFollowers: true,
+      following: ctx.following,
       log: ctx.log,
     });
     const L = society.agents.schema.leaning.dictionary!.length;

@@ -182,10 +182,18 @@ export interface Checkpoint<M = unknown> {
   meta: M;
   /**
    * Restores the saved state into `live` (the same root object, freshly set up), reading the
-   * buffers from the file as it goes. Returns the live typed arrays whose contents it overwrote in
-   * place (Decoder.typed): a device's copies of those are stale.
+   * buffers from the file as it goes; the root's fields named in `skip` keep their live values.
+   * Returns the live typed arrays whose contents it overwrote in place (Decoder.typed): a device's
+   * copies of those are stale.
    */
-  restoreInto(live: object): TypedArray[];
+  restoreInto(live: object, skip?: readonly string[]): TypedArray[];
+  /**
+   * The saved value of the root's field `key` (undefined when the root has none), in new objects
+   * and arrays: for state that set-up can take instead of building it (a resumed run's graph),
+   * then left out of restoreInto by `skip`. Throws when that value shares an object or a buffer
+   * with the rest of the tree, since reading it apart would part them.
+   */
+  readField(key: string): unknown;
 }
 
 /**
@@ -212,17 +220,34 @@ export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
     closeSync(fd);
   }
   const { meta, tree, buffers } = parsed;
+  if (tree === null || typeof tree !== 'object' || !('$obj' in tree)) throw new Error(`${file}: the checkpoint's root is not an object`);
+  const decode = <T>(use: (d: Decoder) => T, root: Encoded): T => {
+    const fd = openSync(file, 'r');
+    try {
+      return use(new Decoder(file, fd, start, buffers, viewCounts(root, buffers.length)));
+    } finally {
+      closeSync(fd);
+    }
+  };
   return {
     meta,
-    restoreInto: (live) => {
-      const fd = openSync(file, 'r');
-      try {
-        const d = new Decoder(file, fd, start, buffers, viewCounts(tree, buffers.length));
-        d.into(live, tree);
+    restoreInto: (live, skip = []) => {
+      const kept = { ...tree, f: Object.fromEntries(Object.entries(tree.f).filter(([k]) => !skip.includes(k))) };
+      return decode((d) => {
+        d.into(live, kept);
         return d.inPlace;
-      } finally {
-        closeSync(fd);
+      }, kept);
+    },
+    readField: (key) => {
+      const e = tree.f[key];
+      if (e === undefined) return undefined;
+      const rest = { ...tree, f: Object.fromEntries(Object.entries(tree.f).filter(([k]) => k !== key)) };
+      const inside = treeUses(e);
+      const outside = treeUses(rest);
+      if (inside.refs.size > 0 || [...inside.objects].some((id) => outside.refs.has(id)) || [...inside.buffers].some((b) => outside.buffers.has(b))) {
+        throw new Error(`${file}: the checkpoint's ${key} shares objects or buffers with the rest of its state`);
       }
+      return decode((d) => d.value(e, undefined), e);
     },
   };
 }
@@ -230,16 +255,35 @@ export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
 /** How many typed-array entries of the tree view each buffer. */
 function viewCounts(tree: Encoded, n: number): number[] {
   const out = new Array<number>(n).fill(0);
+  walkTree(tree, (e) => {
+    if ('$ta' in e) out[e.buf]++;
+  });
+  return out;
+}
+
+/** The object ids a tree defines and refers to, and the buffers it views. */
+function treeUses(tree: Encoded): { objects: Set<number>; refs: Set<number>; buffers: Set<number> } {
+  const u = { objects: new Set<number>(), refs: new Set<number>(), buffers: new Set<number>() };
+  walkTree(tree, (e) => {
+    if ('$ta' in e) u.buffers.add(e.buf);
+    else if ('$ref' in e) u.refs.add(e.$ref);
+    else if ('$obj' in e) u.objects.add(e.$obj);
+    else if ('$map' in e || '$set' in e) u.objects.add(e.id);
+  });
+  return u;
+}
+
+/** Calls `visit` on every object entry of an encoded tree, parents first. */
+function walkTree(tree: Encoded, visit: (e: Exclude<Encoded, number | string | boolean | null>) => void): void {
   const walk = (e: Encoded): void => {
     if (e === null || typeof e !== 'object') return;
-    if ('$ta' in e) out[e.buf]++;
-    else if ('$arr' in e) e.$arr.forEach(walk);
+    visit(e);
+    if ('$arr' in e) e.$arr.forEach(walk);
     else if ('$map' in e) for (const [a, b] of e.$map) (walk(a), walk(b));
     else if ('$set' in e) e.$set.forEach(walk);
     else if ('$obj' in e) Object.values(e.f).forEach(walk);
   };
   walk(tree);
-  return out;
 }
 
 class Decoder {

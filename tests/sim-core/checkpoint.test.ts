@@ -156,6 +156,41 @@ describe('checkpoint', () => {
     for (const k of Object.keys(saved) as Array<keyof typeof saved>) expect(Array.from(fresh[k]), k).toEqual(Array.from(saved[k]));
   });
 
+  it('readField reads one field of the root apart, and restoreInto can then skip it; fields that share with the rest are refused', () => {
+    const offsets = sharedArray('i32', 4);
+    offsets.set([0, 2, 2, 3]);
+    const targets = sharedArray('i32', 3);
+    targets.set([1, 2, 0]);
+    const saved = { agents: { opinion: sharedArray('f32', 3).fill(0.5) }, graph: { following: { offsets, targets } }, none: 1 };
+    const file = path.join(tmp, 'field.bin');
+    writeCheckpoint(file, saved, {});
+    const ck = readCheckpoint(file);
+    const g = ck.readField('graph') as typeof saved.graph;
+    expect(Array.from(g.following.offsets)).toEqual([0, 2, 2, 3]);
+    expect(Array.from(g.following.targets)).toEqual([1, 2, 0]);
+    expect(g.following.targets.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(ck.readField('absent')).toBeUndefined();
+    // The rest restores around the field, which keeps what the live root holds there.
+    const liveGraph = { following: g.following };
+    const fresh = { agents: { opinion: sharedArray('f32', 3) }, graph: liveGraph, none: 0 };
+    ck.restoreInto(fresh, ['graph']);
+    expect(fresh.graph).toBe(liveGraph);
+    expect(fresh.graph.following.targets).toBe(g.following.targets);
+    expect(Array.from(fresh.agents.opinion)).toEqual([0.5, 0.5, 0.5]);
+    expect(fresh.none).toBe(1);
+    // A field whose buffer or object is also reached from elsewhere cannot be read apart.
+    const shared = sharedArray('i32', 3);
+    const both = path.join(tmp, 'shared-field.bin');
+    writeCheckpoint(both, { graph: { t: shared }, other: { t: new Int8Array(shared.buffer) } }, {});
+    expect(() => readCheckpoint(both).readField('graph')).toThrow(/shares objects or buffers/);
+    const obj = { x: 1 };
+    const refs = path.join(tmp, 'shared-object.bin');
+    writeCheckpoint(refs, { other: obj, graph: { obj } }, {});
+    expect(() => readCheckpoint(refs).readField('graph')).toThrow(/shares objects or buffers/);
+    writeCheckpoint(refs, { graph: { obj }, other: obj }, {});
+    expect(() => readCheckpoint(refs).readField('graph')).toThrow(/shares objects or buffers/);
+  });
+
   it('a truncated or foreign file is refused, and a failed write leaves no checkpoint', () => {
     const file = path.join(tmp, 'b.bin');
     writeCheckpoint(file, build(), {});
