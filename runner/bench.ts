@@ -275,6 +275,8 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
         } else {
           // Medians over every call, the two warm-up steps' too (their pipeline compiles are outliers).
           for (const [kernel, ms] of exec.kernelMs) say(summarise(`${m}-kernel-${kernel}-${L}-webgpu`, 'ms', ms));
+          // The same passes on the device's clock (timestamp queries, where the adapter has them).
+          for (const [kernel, ms] of exec.kernelDeviceMs) say(summarise(`${m}-device-${kernel}-${L}-webgpu`, 'ms', ms));
         }
       }
     }

@@ -17,6 +17,8 @@ export interface Gpu {
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupsPerDimension: number; maxStorageBuffersPerShaderStage: number; minStorageBufferOffsetAlignment: number };
   /** The GPU instance the device came from, held so it lives as long as the device. */
   instance: GPU;
+  /** Whether the device was given 'timestamp-query' (the executor's timeKernels then reads device times). */
+  timestamps?: boolean;
   close(): void;
 }
 
@@ -59,8 +61,9 @@ export async function openGpu(): Promise<Gpu | { unavailable: string }> {
     maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
     minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment,
   };
-  const device = await adapter.requestDevice({ requiredLimits: limits });
+  const timestamps = adapter.features.has('timestamp-query');
+  const device = await adapter.requestDevice({ requiredLimits: limits, requiredFeatures: timestamps ? ['timestamp-query'] : [] });
   const i = adapter.info;
   const words = [i.description || i.device, i.vendor && `(${[i.vendor, i.architecture].filter(Boolean).join(', ')})`].filter(Boolean).join(' ');
-  return { device, adapter: words || 'unnamed adapter', limits, instance, close: () => device.destroy() };
+  return { device, adapter: words || 'unnamed adapter', limits, instance, timestamps, close: () => device.destroy() };
 }

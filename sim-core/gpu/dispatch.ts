@@ -94,9 +94,12 @@ export function bindGroup(device: GPUDevice, layout: GPUBindGroupLayout, buffers
   return device.createBindGroup({ layout, entries: buffers.map((b, i) => ({ binding: i, resource: 'buffer' in b ? b : { buffer: b } })) });
 }
 
-/** Records one compute pass of `pipeline` over grid `g` with `bind` as group 0. */
-export function recordPass(enc: GPUCommandEncoder, pipeline: GPUComputePipeline, bind: GPUBindGroup, g: { x: number; y: number }): void {
-  const pass = enc.beginComputePass();
+/**
+ * Records one compute pass of `pipeline` over grid `g` with `bind` as group 0; with `timestamps`,
+ * the device's clock at the pass's start and end goes to queries 0 and 1 of that set.
+ */
+export function recordPass(enc: GPUCommandEncoder, pipeline: GPUComputePipeline, bind: GPUBindGroup, g: { x: number; y: number }, timestamps?: GPUQuerySet): void {
+  const pass = enc.beginComputePass(timestamps ? { timestampWrites: { querySet: timestamps, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bind);
   pass.dispatchWorkgroups(g.x, g.y);

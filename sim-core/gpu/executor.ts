@@ -140,6 +140,13 @@ export class GpuExecutor implements Executor {
    * name. Waiting for every kernel serialises the queue, so the bench times steps without it.
    */
   readonly kernelMs = new Map<string, number[]>();
+  /**
+   * With `timeKernels` on a device with 'timestamp-query': milliseconds between the start and the
+   * end of each GPU kernel's pass on the device's clock, by name (no host work, no queue latency).
+   */
+  readonly kernelDeviceMs = new Map<string, number[]>();
+  /** timeKernels' queries: the set, where it is resolved and where it is read. */
+  private clock?: { set: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer };
   /** Calls of capture() so far (tests check that snapshots overlap the next step). */
   captures = 0;
   /** The scatter pass of hostWroteAt's words, compiled at the first call after one. */
@@ -189,9 +196,13 @@ export class GpuExecutor implements Executor {
     if (call.resultWords) this.count(call.resultWords * 4, 'down');
     if (this.opts.timeKernels) {
       await this.gpu.device.queue.onSubmittedWorkDone();
-      const ms = this.kernelMs.get(name) ?? [];
-      ms.push(performance.now() - t0);
-      this.kernelMs.set(name, ms);
+      push(this.kernelMs, name, performance.now() - t0);
+      if (this.clock) {
+        await this.clock.read.mapAsync(GPUMapMode.READ);
+        const [start, end] = new BigUint64Array(this.clock.read.getMappedRange().slice(0));
+        this.clock.read.unmap();
+        push(this.kernelDeviceMs, name, Number(end - start) / 1e6);
+      }
     }
     return queued;
   }
@@ -547,7 +558,18 @@ export class GpuExecutor implements Executor {
       enc.clearBuffer(result);
       buffers.push(result);
     }
-    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g);
+    if (this.opts.timeKernels && this.gpu.timestamps && !this.clock) {
+      this.clock = {
+        set: device.createQuerySet({ type: 'timestamp', count: 2 }),
+        resolve: device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
+        read: device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+      };
+    }
+    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g, this.clock?.set);
+    if (this.clock) {
+      enc.resolveQuerySet(this.clock.set, 0, 2, this.clock.resolve, 0);
+      enc.copyBufferToBuffer(this.clock.resolve, 0, this.clock.read, 0, 16);
+    }
     device.queue.submit([enc.finish()]);
     for (const b of this.transient) b.destroy();
     this.transient = [];
@@ -571,4 +593,10 @@ export class GpuExecutor implements Executor {
 
 function bump(m: Map<string, number>, name: string): void {
   m.set(name, (m.get(name) ?? 0) + 1);
+}
+
+function push(m: Map<string, number[]>, name: string, x: number): void {
+  const xs = m.get(name);
+  if (xs) xs.push(x);
+  else m.set(name, [x]);
 }

@@ -547,3 +547,35 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(tight.counts.cpu.get('sampleNeighbor')).toBe(1);
   });
 });
+
+describe.skipIf(!gpu)('timeKernels', () => {
+  it('times every GPU kernel from the host and, with timestamp queries, on the device, without changing its output', async () => {
+    const n = 400_003;
+    const e = barabasiAlbert(n, 3, 9);
+    const cpu = createExecutor(1);
+    const graph = await buildGraph(cpu, n, e.src, e.dst, e.directed);
+    const votes = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) votes[i] = hash(5, i) % 3;
+    const want = sharedArray('u8', n);
+    await cpu.run(K.gatherNeighbor, { offsets: graph.following.offsets, targets: graph.following.targets, src: votes, out: want, key: 8 }, n);
+    const exec = new GpuExecutor(gpu!, cpu, { timeKernels: true });
+    const got = sharedArray('u8', n);
+    for (let i = 0; i < 3; i++) await exec.run(K.gatherNeighbor, { offsets: graph.following.offsets, targets: graph.following.targets, src: votes, out: got, key: 8 }, n);
+    await exec.sync();
+    expect(Buffer.from(got).equals(Buffer.from(want))).toBe(true);
+    const wall = exec.kernelMs.get('gatherNeighbor')!;
+    expect(wall).toHaveLength(3);
+    if (!gpu!.timestamps) {
+      expect(exec.kernelDeviceMs.size).toBe(0);
+      return;
+    }
+    const device = exec.kernelDeviceMs.get('gatherNeighbor')!;
+    expect(device).toHaveLength(3);
+    // On the device's clock a pass takes time, and no more than the host saw from encoding it to
+    // the queue's end (the first call also uploads the graph).
+    for (let i = 0; i < 3; i++) {
+      expect(device[i]).toBeGreaterThan(0);
+      expect(device[i]).toBeLessThanOrEqual(wall[i]);
+    }
+  });
+});
