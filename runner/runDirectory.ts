@@ -31,6 +31,8 @@ export interface Manifest {
   kernel_transfer_bytes?: Record<string, { up: number; down: number }>;
   /** Backend webgpu with SOCSIM_GPU_TIME_KERNELS=1: per GPU kernel, each call's milliseconds from encoding to done (uploads included). */
   kernel_device_ms?: Record<string, number[]>;
+  /** The same calls' passes on the device's clock (timestamp queries, where the adapter has them): no host work, no queue latency. */
+  kernel_clock_ms?: Record<string, number[]>;
   agents: number;
   edges: number;
   directed: boolean;

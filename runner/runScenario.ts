@@ -531,6 +531,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         manifest.kernel_calls = kernelCalls(exec);
         manifest.kernel_transfer_bytes = kernelTransfers(exec);
         manifest.kernel_device_ms = kernelTimes(exec);
+        manifest.kernel_clock_ms = kernelTimes(exec, 'clock');
         writeJsonAtomic(manifestFile, manifest);
         manifestPolicy.record(performance.now() - tm);
       }

@@ -32,11 +32,14 @@ export function kernelCalls(exec: Executor): { webgpu: Record<string, number>; c
 
 /**
  * For the manifest, with SOCSIM_GPU_TIME_KERNELS=1 (openBackend): per GPU kernel, the milliseconds
- * of each call from encoding it (its uploads included) to the queue finishing it.
+ * of each call from encoding it (its uploads included) to the queue finishing it (`waited`), or of
+ * its pass on the device's clock (`clock`, where the adapter has timestamp queries).
  */
-export function kernelTimes(exec: Executor): Record<string, number[]> | undefined {
-  if (!(exec instanceof GpuExecutor) || exec.kernelMs.size === 0) return undefined;
-  return Object.fromEntries([...exec.kernelMs].map(([k, ms]) => [k, ms.map((x) => Math.round(x * 1000) / 1000)]));
+export function kernelTimes(exec: Executor, which: 'waited' | 'clock' = 'waited'): Record<string, number[]> | undefined {
+  if (!(exec instanceof GpuExecutor)) return undefined;
+  const times = which === 'waited' ? exec.kernelMs : exec.kernelDeviceMs;
+  if (times.size === 0) return undefined;
+  return Object.fromEntries([...times].map(([k, ms]) => [k, ms.map((x) => Math.round(x * 1000) / 1000)]));
 }
 
 /** For the manifest: bytes a GPU executor moved between host and device, by kernel; undefined on the CPU backend. */

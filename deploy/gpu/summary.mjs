@@ -13,3 +13,4 @@ if (m.kernel_calls) for (const [b, calls] of Object.entries(m.kernel_calls)) con
 const calls = (k) => m.kernel_calls?.webgpu?.[k] ?? m.kernel_calls?.cpu?.[k] ?? 0;
 for (const [name, t] of Object.entries(m.kernel_transfer_bytes ?? {})) if (t.up + t.down > 0) console.log(`  transfers ${name.padEnd(16)} up ${(t.up / 1e6).toFixed(1)} MB, down ${(t.down / 1e6).toFixed(1)} MB over ${calls(name) || 'the'} calls`);
 for (const [name, ms] of Object.entries(m.kernel_device_ms ?? {})) console.log(`  device ${name.padEnd(16)} ${ms.length} calls, median ${med(ms.slice(k)).toFixed(2)} ms from call ${k}, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms`);
+for (const [name, ms] of Object.entries(m.kernel_clock_ms ?? {})) console.log(`  clock  ${name.padEnd(16)} ${ms.length} passes, median ${med(ms.slice(k)).toFixed(2)} ms from call ${k}, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms (device's clock)`);

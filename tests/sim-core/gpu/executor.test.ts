@@ -578,4 +578,24 @@ describe.skipIf(!gpu)('timeKernels', () => {
       expect(device[i]).toBeLessThanOrEqual(wall[i]);
     }
   });
+
+  it("a run's manifest holds both, call by call, for every kernel the device ran", async () => {
+    const { scenario } = await loadScenario('social-feed');
+    const exec = new GpuExecutor(gpu!, createExecutor(1), { timeKernels: true });
+    const r = await runScenario(scenario, { agents: 5_000, steps: 3, seed: 2, checkpointEvery: 0, out: path.join(tmp, 'timed'), executor: exec });
+    const waited = r.manifest.kernel_device_ms!;
+    const calls = r.manifest.kernel_calls!.webgpu;
+    expect(Object.keys(waited).sort()).toEqual(Object.keys(calls).sort());
+    for (const [k, ms] of Object.entries(waited)) expect(ms, k).toHaveLength(calls[k]);
+    if (!gpu!.timestamps) {
+      expect(r.manifest.kernel_clock_ms).toBeUndefined();
+      return;
+    }
+    const clock = r.manifest.kernel_clock_ms!;
+    expect(Object.keys(clock).sort()).toEqual(Object.keys(waited).sort());
+    for (const [k, ms] of Object.entries(clock)) {
+      expect(ms, k).toHaveLength(waited[k].length);
+      ms.forEach((x, i) => expect(x, `${k} call ${i}`).toBeLessThanOrEqual(waited[k][i]));
+    }
+  });
 });
