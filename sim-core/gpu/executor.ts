@@ -35,6 +35,7 @@ import { releaseArrays, sumPartials, type Executor, type Queued, type RunOptions
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { bindGroup, grid, recordPass } from './dispatch.ts';
+import { PassClock } from './passClock.ts';
 import { Uploader } from './upload.ts';
 import { gpuKernelFor, isPack, isSplit, packBytes, packOffsets, type GpuCall, type Pack } from './gpuKernels.ts';
 import { SCATTER_WORDS_WGSL } from './kernels.wgsl.ts';
@@ -145,8 +146,8 @@ export class GpuExecutor implements Executor {
    * end of each GPU kernel's pass on the device's clock, by name (no host work, no queue latency).
    */
   readonly kernelDeviceMs = new Map<string, number[]>();
-  /** timeKernels' queries: the set, where it is resolved and where it is read. */
-  private clock?: { set: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer };
+  /** timeKernels' device clock, made at the first dispatch where the device has timestamps. */
+  private clock?: PassClock;
   /** Calls of capture() so far (tests check that snapshots overlap the next step). */
   captures = 0;
   /** The scatter pass of hostWroteAt's words, compiled at the first call after one. */
@@ -197,12 +198,7 @@ export class GpuExecutor implements Executor {
     if (this.opts.timeKernels) {
       await this.gpu.device.queue.onSubmittedWorkDone();
       push(this.kernelMs, name, performance.now() - t0);
-      if (this.clock) {
-        await this.clock.read.mapAsync(GPUMapMode.READ);
-        const [start, end] = new BigUint64Array(this.clock.read.getMappedRange().slice(0));
-        this.clock.read.unmap();
-        push(this.kernelDeviceMs, name, Number(end - start) / 1e6);
-      }
+      if (this.clock) push(this.kernelDeviceMs, name, await this.clock.elapsedMs());
     }
     return queued;
   }
@@ -558,18 +554,9 @@ export class GpuExecutor implements Executor {
       enc.clearBuffer(result);
       buffers.push(result);
     }
-    if (this.opts.timeKernels && this.gpu.timestamps && !this.clock) {
-      this.clock = {
-        set: device.createQuerySet({ type: 'timestamp', count: 2 }),
-        resolve: device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
-        read: device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
-      };
-    }
-    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g, this.clock?.set);
-    if (this.clock) {
-      enc.resolveQuerySet(this.clock.set, 0, 2, this.clock.resolve, 0);
-      enc.copyBufferToBuffer(this.clock.resolve, 0, this.clock.read, 0, 16);
-    }
+    if (this.opts.timeKernels && this.gpu.timestamps) this.clock ??= new PassClock(device);
+    recordPass(enc, prog.pipeline, this.bindGroupOf(prog, buffers), g, this.clock?.querySet);
+    this.clock?.record(enc);
     device.queue.submit([enc.finish()]);
     for (const b of this.transient) b.destroy();
     this.transient = [];
