@@ -6,7 +6,9 @@
 #
 #   SECTIONS   which parts, in order (default "parity bench social"; "big" adds a 100M-agent voter run,
 #              "social-big" the social platform at 10M agents (5 steps, every core, cpu then webgpu),
-#              "kernels" a 1M social run on webgpu timing each GPU kernel (SOCSIM_GPU_TIME_KERNELS=1);
+#              "kernels" a social run on webgpu, 14 steps from 10:00, timing each GPU kernel from the host
+#              and on the device's clock (SOCSIM_GPU_TIME_KERNELS=1), of KERNELS_AGENTS agents (default
+#              1M, on 2 threads; above 1M every core);
 #              "steady" the social platform at 10M agents with the post window full: webgpu to step
 #              STEADY_STEPS - 7, stopped (it checkpoints), resumed on webgpu and, from a copy, on the
 #              CPU to STEADY_STEPS (default 56: ~9.5 min on an H100 host, ~25 GB of disk; 40 gives
@@ -89,8 +91,9 @@ social-big)
   d=0; for f in $(cd /tmp/socsim-big-cpu && find . -name '*.arrow' | sort); do cmp -s /tmp/socsim-big-cpu/$f /tmp/socsim-big-webgpu/$f || { d=$((d + 1)); echo "  DIFF $f"; }; done
   echo "social-feed $(lab $n): $d Arrow files differ between cpu and webgpu" ;;
 kernels)
-  n=$((1000000 / S)); log "social-feed $(lab $n), 14 steps from 10:00 on webgpu, each GPU kernel waited for and timed"
-  SOCSIM_GPU_TIME_KERNELS=1 node bin/socsim.mjs run social-feed --agents $n --steps 14 --threads 2 --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend webgpu --out /tmp/socsim-kern >/dev/null && node "$D/summary.mjs" /tmp/socsim-kern 4 ;;
+  n=$((${KERNELS_AGENTS:-1000000} / S)); th=2; [ $n -gt $((1000000 / S)) ] && th=$(nproc)
+  log "social-feed $(lab $n), 14 steps from 10:00 on webgpu ($th threads), each GPU kernel waited for and timed"
+  SOCSIM_GPU_TIME_KERNELS=1 node bin/socsim.mjs run social-feed --agents $n --steps 14 --threads $th --snapshot-every 0 --quiet --force --set platform.startHour=10 --backend webgpu --out /tmp/socsim-kern >/dev/null && node "$D/summary.mjs" /tmp/socsim-kern 4 ;;
 steady)
   n=$((10000000 / S)); r=/tmp/socsim-steady; rm -rf $r $r-cpu "$OUT"/steady-*
   st=${STEADY_STEPS:-56}; stop=$((st - 7))

@@ -1,0 +1,327 @@
+/**
+ * Where each array's valid copy is, for the `webgpu` executor (executor.ts): every array a GPU
+ * kernel touches gets a device buffer the first time, uploaded from the host, and it stays there
+ * across steps. Each array has two flags, host copy valid and device copy valid: a GPU kernel
+ * uploads the arguments whose device copy is stale (`toDevice`) and leaves its outputs valid on the
+ * device only (`wroteOnDevice`); a CPU kernel first reads back the arguments whose host copy is
+ * stale (`toHost`) and leaves its outputs valid on the host only (`wroteOnHost`). So the CSR is
+ * uploaded once per graph, and a voter step's scratch arrays never cross the bus.
+ *
+ * Packs (gpuKernels.ts `Pack`: read-only arrays bound as one buffer, for kernels that read more
+ * arrays than an adapter's storage bindings allow) are copies: each array carries a version, moved
+ * by every write a kernel (on either side) or hostWrote reports, and a pack re-copies a member
+ * whose version moved, from the device when only the device copy is valid (`packBuffer`).
+ *
+ * Host writes outside kernels come through `hostWrote(array, from, to)`, which marks those elements
+ * of the device copy stale (the next kernel that binds the array uploads only them), or
+ * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices and
+ * a scatter pass writes them in place.
+ */
+import type { TypedArray } from '../table.ts';
+import type { Gpu } from './device.ts';
+import { bindGroup, recordPass } from './dispatch.ts';
+import type { Uploader } from './upload.ts';
+import { packBytes, packOffsets, type Pack } from './gpuKernels.ts';
+import { IndexList } from '../indexList.ts';
+
+interface Resident {
+  buffer: GPUBuffer;
+  /** Bytes of the array (the buffer is padded to a multiple of 4). */
+  bytes: number;
+  /**
+   * Bytes [hostFrom, hostTo) of the host copy are out of date (a GPU kernel wrote the array; a
+   * partial sync reads back a prefix); the host copy is valid when the range is empty.
+   */
+  hostFrom: number;
+  hostTo: number;
+  /**
+   * Bytes [staleFrom, staleTo) of the device copy are out of date (word-aligned); the device copy
+   * is valid when the range is empty. A whole upload or a ranged hostWrote widens it.
+   */
+  staleFrom: number;
+  staleTo: number;
+  /** Words of the device copy out of date besides that range, at scattered indices (hostWroteAt). */
+  sparse?: IndexList;
+}
+
+/**
+ * The buffer of the packs that start with a given array (gpuKernels.ts `Pack`): which array each
+ * member slot holds, at which word offset, and at which version.
+ */
+interface PackBuffer {
+  buffer: GPUBuffer;
+  bytes: number;
+  members: TypedArray[];
+  offsets: number[];
+  versions: number[];
+}
+
+/** A compiled pass: its pipeline and group-0 layout (the scatter pass of hostWroteAt's words). */
+export interface Pass {
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+}
+
+const deviceValid = (r: Resident) => r.staleFrom >= r.staleTo;
+const hostValid = (r: Resident) => r.hostFrom >= r.hostTo;
+function deviceStale(r: Resident, from = 0, to = r.bytes): void {
+  // Whole words: an upload's last partial word is padded with zeros (upload.ts).
+  r.staleFrom = Math.min(r.staleFrom, from & ~3);
+  r.staleTo = Math.max(r.staleTo, Math.min(r.bytes, Math.ceil(to / 4) * 4));
+}
+
+export const isArray = (v: unknown): v is TypedArray => ArrayBuffer.isView(v) && !(v instanceof DataView);
+
+export class Residency {
+  private readonly resident = new WeakMap<TypedArray, Resident>();
+  /** Arrays whose only valid copy is on the device (strong references until synced). */
+  private readonly deviceOnly = new Set<TypedArray>();
+  /**
+   * Writes seen per array (by a kernel on either side, or hostWrote): a pack refreshes a member
+   * whose version moved since it last copied it.
+   */
+  private readonly versions = new WeakMap<TypedArray, number>();
+  /**
+   * Pack buffers, by their first member and then by shader: a kernel's packs of one call and the
+   * next differ in their per-step members (the active list), so a pack starts with an array that
+   * stays (a column) and the buffer is reused, growing when needed, with only the changed members
+   * copied in. Two kernels whose packs start with the same column (act and postContent: interest)
+   * get a buffer each: one kernel's members would overwrite the other's slots at other offsets,
+   * which that kernel's record of its slots would still call fresh.
+   */
+  private readonly packs = new WeakMap<TypedArray, Map<string, PackBuffer>>();
+  private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
+  /** The scatter pass of hostWroteAt's words, set by the executor once `scattered` (it compiles it). */
+  scatter?: Pass;
+  /** hostWroteAt has been called: the executor should provide `scatter`. */
+  scattered = false;
+  /** Buffers of a call's scatter passes, destroyed once it is submitted (`submitted`). */
+  private transient: GPUBuffer[] = [];
+
+  /** `count`: bytes moved, for the executor's transfer figures. */
+  constructor(
+    private readonly gpu: Gpu,
+    private readonly uploader: Uploader,
+    private readonly count: (bytes: number, way: 'up' | 'down') => void,
+  ) {}
+
+  /** Arrays whose host copy is stale, for a full sync. */
+  stale(): TypedArray[] {
+    return [...this.deviceOnly];
+  }
+
+  /** Whether arr's host copy is valid (true for an array the device never saw). */
+  hostValid(arr: TypedArray): boolean {
+    const r = this.resident.get(arr);
+    return !r || hostValid(r);
+  }
+
+  /** arr's device buffer and bytes, if it has one. */
+  deviceCopy(arr: TypedArray): { buffer: GPUBuffer; bytes: number } | undefined {
+    return this.resident.get(arr);
+  }
+
+  bump(arr: TypedArray): void {
+    this.versions.set(arr, (this.versions.get(arr) ?? 0) + 1);
+  }
+
+  /** The host wrote elements [from, to) of `arr` (all of it by default) outside the executor: that part of its device copy is stale. */
+  hostWrote(arr: TypedArray, from = 0, to = arr.length): void {
+    this.bump(arr);
+    const r = this.resident.get(arr);
+    if (!r) return;
+    if (!hostValid(r)) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
+    if (to > from) deviceStale(r, from * arr.BYTES_PER_ELEMENT, to * arr.BYTES_PER_ELEMENT);
+  }
+
+  /** The host wrote elements at[0..n) of `arr` outside the executor: those words of its device copy are stale. */
+  hostWroteAt(arr: TypedArray, at: Int32Array, n: number): void {
+    this.bump(arr);
+    const r = this.resident.get(arr);
+    if (!r || n === 0 || (r.staleFrom === 0 && r.staleTo >= r.bytes)) return;
+    if (!hostValid(r)) throw new Error('hostWroteAt: the array was written on the host while its only valid copy was on the device (call sync() first)');
+    const list = (r.sparse ??= new IndexList());
+    const B = arr.BYTES_PER_ELEMENT;
+    for (let k = 0; k < n; k++) {
+      const i = at[k];
+      if (i >= 0 && i < arr.length) list.push((i * B) >> 2);
+    }
+    // Past the array's size in index-value pairs (writes piling up while no kernel binds it), the
+    // whole array goes up instead.
+    if (8 * list.n >= r.bytes) {
+      deviceStale(r);
+      list.clear();
+    }
+    this.scattered = true;
+  }
+
+  /** Elements [from, to) of a host table (rewritten by the host at will) go up at the next call that binds it. */
+  tableStale(table: TypedArray, from: number, to: number): void {
+    const r = this.resident.get(table);
+    if (r && to > from) deviceStale(r, from * table.BYTES_PER_ELEMENT, to * table.BYTES_PER_ELEMENT);
+  }
+
+  /** A CPU kernel wrote arr: its host copy is the valid one. */
+  wroteOnHost(arr: TypedArray): void {
+    this.bump(arr);
+    const r = this.resident.get(arr);
+    if (r) deviceStale(r);
+  }
+
+  /** A GPU kernel wrote arr (it has a device buffer): its device copy is the valid one. */
+  wroteOnDevice(arr: TypedArray): void {
+    const r = this.resident.get(arr)!;
+    r.hostFrom = 0;
+    r.hostTo = r.bytes;
+    this.deviceOnly.add(arr);
+    this.bump(arr);
+  }
+
+  /** Destroys the buffers of the scatter passes recorded for a call, once it is submitted. */
+  submitted(): void {
+    for (const b of this.transient) b.destroy();
+    this.transient = [];
+  }
+
+  private residentOf(arr: TypedArray): Resident {
+    let r = this.resident.get(arr);
+    if (!r) {
+      const size = Math.max(16, Math.ceil(arr.byteLength / 4) * 4);
+      const buffer = this.gpu.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      r = { buffer, bytes: arr.byteLength, hostFrom: arr.byteLength, hostTo: 0, staleFrom: 0, staleTo: arr.byteLength };
+      this.resident.set(arr, r);
+      this.freed.register(arr, buffer);
+    }
+    return r;
+  }
+
+  /** arr's device buffer, brought up to date: its stale range uploaded, its scattered words written by a pass recorded on `enc`. */
+  async toDevice(arr: TypedArray, enc: GPUCommandEncoder): Promise<GPUBuffer> {
+    const r = this.residentOf(arr);
+    if (r.sparse && r.sparse.n > 0) this.flushSparse(arr, r, enc);
+    if (!deviceValid(r)) {
+      const part = new Uint8Array(arr.buffer, arr.byteOffset + r.staleFrom, r.staleTo - r.staleFrom);
+      await this.uploader.write(r.buffer, r.staleFrom, part);
+      this.count(part.byteLength, 'up');
+      r.staleFrom = r.bytes;
+      r.staleTo = 0;
+    }
+    return r.buffer;
+  }
+
+  /** Reads back the stale part of arr's host copy (only below byte `upTo` if given); returns the bytes read. */
+  async toHost(arr: TypedArray, upTo = Infinity): Promise<number> {
+    const r = this.resident.get(arr);
+    if (!r || hostValid(r)) return 0;
+    const from = r.hostFrom;
+    const to = Math.min(r.hostTo, Math.ceil(upTo / 4) * 4);
+    if (to <= from) return 0;
+    await this.readBack(r.buffer, to - from, from, new Uint8Array(arr.buffer, arr.byteOffset + from, to - from));
+    r.hostFrom = to;
+    if (hostValid(r)) this.deviceOnly.delete(arr);
+    return to - from;
+  }
+
+  /**
+   * `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back into `into` (a new array
+   * by default), straight from the mapped range.
+   */
+  async readBack(src: GPUBuffer, bytes: number, offset = 0, into: Uint8Array<ArrayBufferLike> = new Uint8Array(bytes)): Promise<Uint8Array<ArrayBufferLike>> {
+    const { device } = this.gpu;
+    // Whole words, within the buffer (its size and offset are multiples of 4).
+    const size = Math.min(Math.max(16, Math.ceil(bytes / 4) * 4), src.size - offset);
+    const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(src, offset, read, 0, size);
+    device.queue.submit([enc.finish()]);
+    await read.mapAsync(GPUMapMode.READ);
+    into.set(new Uint8Array(read.getMappedRange(), 0, bytes));
+    read.unmap();
+    read.destroy();
+    return into;
+  }
+
+  /**
+   * Brings r's scattered stale words up to date: their indices and values go up in one buffer and
+   * a scatter pass (recorded on `enc`, before the kernel's) writes them. Where that would move more
+   * bytes than the range the words span, or the array is past a storage binding, the span goes up
+   * as a range instead.
+   */
+  private flushSparse(arr: TypedArray, r: Resident, enc: GPUCommandEncoder): void {
+    const list = r.sparse!;
+    const n = list.n;
+    list.clear();
+    let lo = Infinity;
+    let hi = -1;
+    for (let k = 0; k < n; k++) {
+      const w = list.at[k];
+      if (w < lo) lo = w;
+      if (w > hi) hi = w;
+    }
+    if (!this.scatter || 8 * n >= 4 * (hi - lo + 1) || r.bytes > this.gpu.limits.maxStorageBufferBindingSize || (arr.byteOffset & 3) !== 0) {
+      deviceStale(r, lo * 4, (hi + 1) * 4);
+      return;
+    }
+    const words = new Uint32Array(arr.buffer, arr.byteOffset, arr.byteLength >> 2);
+    // A last partial word as the device holds it: the array's bytes, then zeros (an upload's padding).
+    const tail = new Uint8Array(4);
+    tail.set(new Uint8Array(arr.buffer, arr.byteOffset + words.length * 4, arr.byteLength - words.length * 4));
+    const tailWord = new Uint32Array(tail.buffer)[0];
+    const iv = new Uint32Array(1 + 2 * n);
+    iv[0] = n;
+    for (let k = 0; k < n; k++) {
+      const w = list.at[k];
+      iv[1 + k] = w;
+      iv[1 + n + k] = w < words.length ? words[w] : tailWord;
+    }
+    const { device } = this.gpu;
+    const buf = device.createBuffer({ size: iv.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(buf, 0, iv);
+    this.transient.push(buf);
+    this.count(iv.byteLength, 'up');
+    const groups = Math.min(Math.ceil(n / 64), this.gpu.limits.maxComputeWorkgroupsPerDimension);
+    recordPass(enc, this.scatter.pipeline, bindGroup(device, this.scatter.layout, [buf, r.buffer]), { x: groups, y: 1 });
+  }
+
+  /**
+   * The buffer of a pack, its members brought up to date: a member slot that held another array
+   * or offset, or an array whose version moved since it was copied, is copied in from the array's
+   * own device buffer (recorded on `enc`, before the kernel's pass), that buffer first brought up
+   * to date (so a member the host appended to uploads only the new part); a host table (which the
+   * host may have rewritten unannounced) is uploaded from the host at every call.
+   */
+  async packBuffer(x: Pack, shader: string, hostTables: ReadonlyMap<TypedArray, readonly [number, number]>, enc: GPUCommandEncoder): Promise<GPUBuffer> {
+    const first = x.pack[0];
+    const bytes = Math.max(16, packBytes(x.pack));
+    let byShader = this.packs.get(first);
+    if (!byShader) this.packs.set(first, (byShader = new Map()));
+    let pb = byShader.get(shader);
+    if (!pb || pb.bytes < bytes) {
+      pb?.buffer.destroy();
+      const buffer = this.gpu.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+      pb = { buffer, bytes, members: [], offsets: [], versions: [] };
+      byShader.set(shader, pb);
+      this.freed.register(first, buffer);
+    }
+    const offsets = packOffsets(x.pack);
+    for (let i = 0; i < x.pack.length; i++) {
+      const m = x.pack[i];
+      const v = this.versions.get(m) ?? 0;
+      const size = Math.ceil(m.byteLength / 4) * 4;
+      const host = hostTables.get(m);
+      const fresh = pb.members[i] === m && pb.offsets[i] === offsets[i] && pb.versions[i] === v && !host;
+      if (fresh || size === 0) continue;
+      if (host) {
+        // Whole words: the last partial one is padded with zeros.
+        const from = (host[0] * m.BYTES_PER_ELEMENT) & ~3;
+        const to = Math.min(m.byteLength, Math.ceil((host[1] * m.BYTES_PER_ELEMENT) / 4) * 4);
+        if (to > from) {
+          await this.uploader.write(pb.buffer, offsets[i] * 4 + from, new Uint8Array(m.buffer, m.byteOffset + from, to - from));
+          this.count(to - from, 'up');
+        }
+      } else enc.copyBufferToBuffer(await this.toDevice(m, enc), 0, pb.buffer, offsets[i] * 4, size);
+      [pb.members[i], pb.offsets[i], pb.versions[i]] = [m, offsets[i], v];
+    }
+    return pb.buffer;
+  }
+}
