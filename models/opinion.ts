@@ -183,10 +183,11 @@ export function hegselmannKrause(o: { eps: number; includeSelf?: boolean; strict
  * (SAS manual; values above 5/9 ~ 0.555 suggest a bimodal, polarised distribution). Moments are
  * population moments (divided by n). A constant opinion has variance 0 and bimodality 0.
  *
- * The mean comes from the `moments` kernel; the central moments from a second, ordered pass about
- * that mean. Raw power sums alone lose every digit of the variance once opinions approach
- * consensus (variance << mean^2, where DeGroot and Hegselmann-Krause end up): at 1M agents with
- * opinions 0.7 +- 0.001 they gave a bimodality of 2.0 (impossible; the true value is 1.0).
+ * The mean comes from the `moments` kernel; the central moments from a second pass about that
+ * mean (`centralMoments`, by chunk). Raw power sums alone lose every digit of the variance once
+ * opinions approach consensus (variance << mean^2, where DeGroot and Hegselmann-Krause end up): at
+ * 1M agents with opinions 0.7 +- 0.001 they gave a bimodality of 2.0 (impossible; the true value
+ * is 1.0).
  */
 export function opinionStats(): Phase {
   return {
@@ -204,22 +205,21 @@ async function measureOpinions(world: World, ctx: StepContext): Promise<void> {
   const n = world.agents.length;
   const [, s1] = await world.exec.reduce(K.moments, { x }, n);
   const mean0 = s1 / n;
+  // The central sums on the threads, by chunk, combined in chunk order (chunks do not depend on the
+  // thread count, so neither do the sums).
   let d1 = 0;
   let d2 = 0;
   let d3 = 0;
   let d4 = 0;
   let lo = Infinity;
   let hi = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = x[i];
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-    const d = v - mean0;
-    const dd = d * d;
-    d1 += d;
-    d2 += dd;
-    d3 += dd * d;
-    d4 += dd * dd;
+  for (const p of n > 0 ? await world.exec.run(K.centralMoments, { x, c: mean0 }, n) : []) {
+    d1 += p[0];
+    d2 += p[1];
+    d3 += p[2];
+    d4 += p[3];
+    if (p[4] < lo) lo = p[4];
+    if (p[5] > hi) hi = p[5];
   }
   // Shift the moments from mean0 to the exact mean (e is the rounding error of mean0).
   const e = d1 / n;

@@ -98,6 +98,28 @@ describe('executor', () => {
     expect(b).toEqual(a);
   });
 
+  it('centralMoments: per-chunk sums about a centre and extremes, the same chunks on the pool as inline', async () => {
+    const n = 300_000;
+    const x = sharedArray('f32', n);
+    for (let i = 0; i < n; i++) x[i] = Math.fround(Math.sin(i) * 0.9 + 0.05);
+    const c = 0.05;
+    const a = await inline.run(K.centralMoments, { x, c }, n);
+    const b = await pool.run(K.centralMoments, { x, c }, n);
+    expect(a.length).toBeGreaterThan(1);
+    expect(b).toEqual(a);
+    const want = [0, 0, 0, 0];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < n; i++) {
+      for (let p = 1; p <= 4; p++) want[p - 1] += (x[i] - c) ** p;
+      lo = Math.min(lo, x[i]);
+      hi = Math.max(hi, x[i]);
+    }
+    for (let p = 0; p < 4; p++) expect(a.reduce((s, part) => s + part[p], 0) / want[p]).toBeCloseTo(1, 9);
+    expect(Math.min(...a.map((part) => part[4]))).toBe(lo);
+    expect(Math.max(...a.map((part) => part[5]))).toBe(hi);
+  });
+
   it('refuses non-shared arrays on the pool with a clear message', async () => {
     await expect(pool.run(K.fill, { out: new Float32Array(10), value: 1 }, 10)).rejects.toThrow(/SharedArrayBuffer/);
   });
