@@ -39,7 +39,7 @@ import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, below, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
-import { queueReduce } from '../sim-core/exec.ts';
+import { queueReduce, sumPartials } from '../sim-core/exec.ts';
 import { checkInitial, initOpinions, type InitialOpinion } from './initialOpinions.ts';
 
 /** `shares`: relative weights of the `states` opinions at the start (default equal). */
@@ -206,21 +206,11 @@ async function measureOpinions(world: World, ctx: StepContext): Promise<void> {
   const [, s1] = await world.exec.reduce(K.moments, { x }, n);
   const mean0 = s1 / n;
   // The central sums on the threads, by chunk, combined in chunk order (chunks do not depend on the
-  // thread count, so neither do the sums).
-  let d1 = 0;
-  let d2 = 0;
-  let d3 = 0;
-  let d4 = 0;
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const p of n > 0 ? await world.exec.run(K.centralMoments, { x, c: mean0 }, n) : []) {
-    d1 += p[0];
-    d2 += p[1];
-    d3 += p[2];
-    d4 += p[3];
-    if (p[4] < lo) lo = p[4];
-    if (p[5] > hi) hi = p[5];
-  }
+  // thread count, so neither do the sums); the extremes from every chunk's.
+  const parts = n > 0 ? await world.exec.run(K.centralMoments, { x, c: mean0 }, n) : [];
+  const [d1 = 0, d2 = 0, d3 = 0, d4 = 0] = sumPartials(parts.map((p) => p.slice(0, 4)));
+  const lo = Math.min(...parts.map((p) => p[4]));
+  const hi = Math.max(...parts.map((p) => p[5]));
   // Shift the moments from mean0 to the exact mean (e is the rounding error of mean0).
   const e = d1 / n;
   const mean = mean0 + e;
