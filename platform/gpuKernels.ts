@@ -5,13 +5,15 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate`, `exposure`, `feedMix`, `postContent` and `packEvents` here, `act`
+ * On the device so far: `activate`, `exposure`, `feedMix`, `impressions`, `postContent` and `packEvents` here, `act`
  * (gpuAct.ts), and `recommend` and `recentAuthors` (recsys/gpuKernels.ts). The per-post passes of
  * recommend (base scores, candidate lists) run on the CPU under `--backend webgpu`.
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step; the
  * phases that write them say which rows (platform/state.ts announceHostWrites), and the executor
- * uploads those rows before the next kernel that reads them. The behaviour table, which
+ * uploads those rows before the next kernel that reads them. The impression counts are the
+ * exception: `impressions` writes them on the device, in the live rows only, and they come back
+ * when the host retires, moves or copies rows (platform/phases.ts). The behaviour table, which
  * interventions and archetype rounds rewrite unannounced, is a `hostTable` (uploaded at every call).
  */
 import { packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
@@ -262,6 +264,44 @@ registerGpuKernel(K.feedMix, (a, rows) => {
     arrays: [feed, feedFlags, feedLen, cluster, rowDistinct],
     writes: [rowDistinct],
     resultWords: 3,
+  };
+});
+
+/**
+ * impressions: one invocation per active row, adding one to the count of each live post in its
+ * feed (atomic adds on i32 words: integer sums, the same whatever their order). The counts stay on
+ * the device, written in the live rows only, so the host may append new rows meanwhile; the host
+ * reads them back when it retires, compacts or grows the table (phases.ts). Parameters: feedSize,
+ * base, first, count.
+ */
+export const IMPRESSIONS_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, feed_size: u32, base: u32, first: u32, count: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> feed: array<i32>;
+@group(0) @binding(2) var<storage, read> feed_len: array<u32>;
+@group(0) @binding(3) var<storage, read_write> impressions: array<atomic<i32>>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  let len = (feed_len[v >> 2u] >> ((v & 3u) * 8u)) & 0xffu;
+  for (var i = 0u; i < len; i++) {
+    // Ids and base are below 2^31: the row as the CPU's difference of two numbers.
+    let r = feed[v * p.feed_size + i] - i32(p.base);
+    if (r >= i32(p.first) && r < i32(p.count)) { atomicAdd(&impressions[r], 1); }
+  }
+}`;
+
+registerGpuKernel(K.impressions, (a, rows) => {
+  const { feed, feedLen, impressions } = a as Record<string, ArrayBufferView>;
+  const typed = feed instanceof Int32Array && feedLen instanceof Uint8Array && impressions instanceof Int32Array;
+  const [first, count] = [a.first as number, a.count as number];
+  if (!typed || count > impressions.length || first < 0 || (a.base as number) > 0x7fffffff) return undefined;
+  return {
+    shader: IMPRESSIONS_WGSL,
+    gridRows: rows,
+    params: [a.feedSize as number, a.base as number, first, count],
+    arrays: [feed, feedLen, impressions],
+    writes: [{ array: impressions, from: first, to: count }],
   };
 });
 

@@ -420,15 +420,16 @@ const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: { rowD
 /**
  * Impressions: each item of an active row's feed adds one to its post's count. Two threads' rows
  * can show the same post, so the adds are atomic; the counts do not depend on their order.
- * `count`: rows in the post table.
+ * `first` and `count`: the post table's live rows (feeds hold live posts only; an item outside
+ * them is not counted), which are all a device version writes (platform/gpuKernels.ts).
  */
-const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, params: [...FEED_PARAMS, 'count'] }, (a, start, end): void => {
-  const { feed, feedLen, impressions: out, feedSize: F, base, count } = a;
+const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, params: [...FEED_PARAMS, 'first', 'count'] }, (a, start, end): void => {
+  const { feed, feedLen, impressions: out, feedSize: F, base, first, count } = a;
   for (let k = start; k < end; k++) {
     const len = feedLen[k];
     for (let i = 0; i < len; i++) {
       const r = feed[k * F + i] - base;
-      if (r >= 0 && r < count) Atomics.add(out, r, 1);
+      if (r >= first && r < count) Atomics.add(out, r, 1);
     }
   }
 });

@@ -208,11 +208,13 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         n,
         { chunkRows: USER_CHUNK },
       );
-      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, count: P.count }, n, { chunkRows: USER_CHUNK });
+      // On a device executor the counts stay there (in the live rows; the host appends new rows
+      // beside them): see the table's growth below and maintain's retirement.
+      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
       // What follows reads in plain JavaScript the actions, the new posts' content, the feeds
-      // (stories' reach) and the opinions (quotes' and comments' stance): device copies of those
-      // come back first, the rows of this step's active users only (not the rest: the users'
-      // impression rings stay on the device).
+      // (stories' reach, only with tagged posts) and the opinions (quotes' and comments' stance):
+      // device copies of those come back first, the rows of this step's active users only (not the
+      // rest: the users' impression rings stay on the device).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
       // User k's actions: evAction and evTarget from evAt(k) on. On a device executor they come
@@ -237,10 +239,14 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         }
         [evAction, evTarget] = [packedAction, packedTarget];
         evAt = (k) => evStart[k];
+        // The step's posts (at most one per action, and the story's) may make the table compact
+        // or grow, copying its rows on the host: the impression counts come back first.
+        const storyPosts = story && ctx.step === story.step ? s.storySeeds.length : 0;
+        if (P.count + total + storyPosts > P.capacity) await world.exec.sync([P.cols.impressions]);
       }
-      await world.exec.sync?.([rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), rows(s.feed, F), rows(s.feedLen, 1), opinion]);
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
+      await world.exec.sync?.([rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), opinion]);
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -466,7 +472,14 @@ const STATS = ['scale', 'depth', 'breadth'] as const;
 export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   const files: Array<ArrowFileAppender | undefined> = [];
-  const flush = (end: number) => s.posts.retire(end, (cols, r) => posts?.append(cols, r));
+  // The rows retired go to posts.arrow, a compaction moves the rest: a device executor's
+  // impression counts (apply's impressions kernel) come back first, as far as the rows read.
+  const flush = async (world: World, end: number) => {
+    const P = s.posts;
+    if (end <= P.first) return;
+    await world.exec.sync?.([P.retireCompacts(end) ? P.cols.impressions : { array: P.cols.impressions, length: end }]);
+    P.retire(end, (cols, r) => posts?.append(cols, r));
+  };
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.
   const st = { social: s, soFar: TREES.map(() => ({ scale: 0, depth: 0, breadth: 0 })) };
   const metrics: Record<string, 'i32'> = { posts_in_window: 'i32' };
@@ -529,7 +542,7 @@ export function maintainPhase(s: SocialState): Phase {
       // Window: posts created before minStep are final.
       const w = windowSteps(s.cfg, world.stepSeconds);
       s.minStep = Math.max(0, ctx.step + 2 - w);
-      flush(s.posts.rowsBefore(s.minStep));
+      await flush(world, s.posts.rowsBefore(s.minStep));
       s.cascades.prune(ctx.step + 1 - w);
       s.conversations.prune(ctx.step + 1 - w);
       ctx.metric('posts_in_window', s.posts.live);
@@ -541,7 +554,7 @@ export function maintainPhase(s: SocialState): Phase {
       ctx.metric('follows_pending', s.added.size + s.removed.size);
     },
     async finish(world) {
-      flush(s.posts.count);
+      await flush(world, s.posts.count);
       // graph-end.arrow shows the graph as the run left it: the pending follows folded into the
       // following rows as the file is written, not into a new CSR (at 10M agents and 495M edges a
       // second copy of the rows, 2 GB at the run's peak, and their followers' sort).

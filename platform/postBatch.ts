@@ -14,6 +14,12 @@ import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
 import type { SocialState } from './state.ts';
 
 /**
+ * The columns writePosts fills: all but the impression counts, which a device executor may hold
+ * (the impressions kernel), so that a call on the CPU does not read them back; write() zeroes them.
+ */
+const { impressions: _, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
+
+/**
  * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end). A post with a
  * parent (id >= 0; a live row) takes its parent's topic and cluster; a repost or quote also its
  * veracity, novelty, tag, rank and story and fact-check flags, a comment the story flag only. An
@@ -34,7 +40,7 @@ const writePosts = kernel(
       srcTopic: 'f32',
       srcCluster: 'u8',
     },
-    writes: { ...SCALAR_COLUMNS, topic: 'f32' },
+    writes: { ...WRITTEN_COLUMNS, topic: 'f32' },
     params: ['row0', 'base', 'dim', 'stepNow'],
   },
   (a, start, end): void => {
@@ -69,7 +75,6 @@ const writePosts = kernel(
       a.quotes[r] = 0;
       a.comments[r] = 0;
       a.reports[r] = 0;
-      a.impressions[r] = 0;
       let from: Float32Array;
       let off: number;
       if (pr >= 0) {
@@ -156,6 +161,8 @@ export class PostBatch {
     if (n === 0) return;
     const P = s.posts;
     const row0 = P.appendRows(n);
+    const { impressions, ...cols } = P.cols;
+    impressions.fill(0, row0, row0 + n);
     const args = {
       newAuthor: this.author,
       newKind: this.kind,
@@ -168,7 +175,7 @@ export class PostBatch {
       newPrev: this.prev,
       srcTopic,
       srcCluster,
-      ...P.cols,
+      ...cols,
       topic: P.topic,
       row0,
       base: P.base,

@@ -139,7 +139,7 @@ export class PostTable {
    */
   constructor(
     readonly dim: number,
-    capacity = 1 << 16,
+    capacity = 1 << 12,
     firstId = 0,
   ) {
     this.base = firstId;
@@ -311,6 +311,11 @@ export class PostTable {
     sink(this.columns(rows), rows);
     this.first = end;
     if (this.first * COMPACT_AT >= this.live) this.compact();
+  }
+
+  /** Whether retire(end) moves the live rows (compacts), beside handing over rows [first, end). */
+  retireCompacts(end: number): boolean {
+    return end > this.first && end * COMPACT_AT >= this.count - end;
   }
 
   /**

@@ -424,6 +424,7 @@ function socialRun(agents: number, meanFollowing: number, warm: number, measured
     const posts = col('posts_original').map((v, i) => v + col('posts_repost')[i] + col('posts_quote')[i] + col('posts_comment')[i]);
     const out = [
       summarise(`social-step-${label}`, 's', m.step_wall_ms.slice(warm).map((x) => x / 1000)),
+      summarise(`agent-steps-per-s-social-${label}`, 'steps/s', m.step_wall_ms.slice(warm).map((x) => agents / (x / 1000))),
       ...Object.entries(m.phase_wall_ms).map(([phase, xs]) => summarise(`social-phase-${phase}-${label}`, 's', xs.slice(warm).map((x) => x / 1000))),
       summarise(`social-posts-in-window-${label}`, 'posts', col('posts_in_window')),
       summarise(`social-active-users-${label}`, 'users', col('active_users')),

@@ -156,6 +156,8 @@ export class GpuExecutor implements Executor {
   async capture(arrays: readonly TypedArray[]): Promise<TypedArray[]> {
     const { device } = this.gpu;
     const enc = device.createCommandEncoder();
+    // An array whose copies are each partly stale (a kernel wrote some rows, the host others since) is read back first.
+    for (const arr of arrays) if (!this.res.hostValid(arr) && !this.res.deviceValid(arr)) this.count(await this.res.toHost(arr), 'down');
     const staged: Array<{ read: GPUBuffer; bytes: number } | TypedArray> = arrays.map((arr) => {
       const r = this.res.deviceCopy(arr);
       if (!r || this.res.hostValid(arr)) return arr.slice();
@@ -321,7 +323,7 @@ export class GpuExecutor implements Executor {
     this.clock?.record(enc);
     device.queue.submit([enc.finish()]);
     this.res.submitted();
-    for (const arr of call.writes) this.res.wroteOnDevice(arr);
+    for (const w of call.writes) isArray(w) ? this.res.wroteOnDevice(w) : this.res.wroteOnDevice(w.array, w.from, w.to);
     if (!result) return { sums: Promise.resolve([]) };
     // readBack submits its copy before it first waits.
     const sums = this.res.readBack(result, call.resultWords! * 4).then((bytes) => {

@@ -61,6 +61,13 @@ export function packOffsets(members: readonly TypedArray[]): number[] {
 /** Bytes of a pack's buffer. */
 export const packBytes = (members: readonly TypedArray[]) => members.reduce((n, m) => n + Math.ceil(m.byteLength / 4) * 4, 0);
 
+/** Elements [from, to) of an array, the only ones a shader writes. */
+export interface WrittenRows {
+  array: TypedArray;
+  from: number;
+  to: number;
+}
+
 /** A host table of which the shader reads elements [from, to) only: those go up at every call. */
 export interface HostRows {
   table: TypedArray;
@@ -76,8 +83,11 @@ export interface GpuCall {
   params: number[];
   /** Storage bindings 1.. in order (a split array takes `parts` of them, a pack one). */
   arrays: Array<TypedArray | Split | Pack>;
-  /** Those of `arrays` the shader writes. */
-  writes: TypedArray[];
+  /**
+   * Those of `arrays` the shader writes: whole, or only elements [from, to) (the host keeps a valid
+   * copy of the rest, and may write there before reading those back: residency.ts hostWrote).
+   */
+  writes: Array<TypedArray | WrittenRows>;
   /**
    * Arrays among `arrays` that the host may rewrite between kernels without telling the executor:
    * uploaded at every call: the behaviour table (interventions and archetype rounds change it), the

@@ -125,13 +125,23 @@ export class Residency {
     this.versions.set(arr, (this.versions.get(arr) ?? 0) + 1);
   }
 
-  /** The host wrote elements [from, to) of `arr` (all of it by default) outside the executor: that part of its device copy is stale. */
+  /**
+   * The host wrote elements [from, to) of `arr` (all of it by default) outside the executor: that
+   * part of its device copy is stale. The host may write outside the range a GPU kernel wrote (a
+   * table's new rows past those a kernel counted in), but not inside it: the device stale range
+   * that results must not reach the host's stale one, which only the device holds.
+   */
   hostWrote(arr: TypedArray, from = 0, to = arr.length): void {
     this.bump(arr);
     const r = this.resident.get(arr);
-    if (!r) return;
-    if (!hostValid(r)) throw new Error('hostWrote: the array was written on the host while its only valid copy was on the device (call sync() first)');
-    if (to > from) deviceStale(r, from * arr.BYTES_PER_ELEMENT, to * arr.BYTES_PER_ELEMENT);
+    if (!r || to <= from) return;
+    const B = arr.BYTES_PER_ELEMENT;
+    const lo = Math.min(r.staleFrom, (from * B) & ~3);
+    const hi = Math.max(r.staleTo, Math.min(r.bytes, Math.ceil((to * B) / 4) * 4));
+    if (!hostValid(r) && lo < r.hostTo && r.hostFrom < hi) {
+      throw new Error(`hostWrote: elements ${from}..${to} written on the host where (or next to where) the only valid copy is on the device, bytes ${r.hostFrom}..${r.hostTo} (call sync() first)`);
+    }
+    deviceStale(r, from * B, to * B);
   }
 
   /** The host wrote elements at[0..n) of `arr` outside the executor: those words of its device copy are stale. */
@@ -168,13 +178,28 @@ export class Residency {
     if (r) deviceStale(r);
   }
 
-  /** A GPU kernel wrote arr (it has a device buffer): its device copy is the valid one. */
-  wroteOnDevice(arr: TypedArray): void {
+  /**
+   * A GPU kernel wrote elements [from, to) of arr (all of it by default; it has a device buffer):
+   * there its device copy is the valid one. The host's stale range is one span, so it grows to
+   * cover both this one and any it had.
+   */
+  wroteOnDevice(arr: TypedArray, from = 0, to = arr.length): void {
     const r = this.resident.get(arr)!;
-    r.hostFrom = 0;
-    r.hostTo = r.bytes;
-    this.deviceOnly.add(arr);
+    const B = arr.BYTES_PER_ELEMENT;
+    const lo = (from * B) & ~3;
+    const hi = Math.min(r.bytes, Math.ceil((to * B) / 4) * 4);
     this.bump(arr);
+    if (hi <= lo) return;
+    const valid = hostValid(r);
+    r.hostFrom = valid ? lo : Math.min(r.hostFrom, lo);
+    r.hostTo = valid ? hi : Math.max(r.hostTo, hi);
+    this.deviceOnly.add(arr);
+  }
+
+  /** Whether arr's device copy is valid (false for an array the device never saw). */
+  deviceValid(arr: TypedArray): boolean {
+    const r = this.resident.get(arr);
+    return !!r && deviceValid(r) && !(r.sparse && r.sparse.n > 0);
   }
 
   /** Destroys the buffers of the scatter passes recorded for a call, once it is submitted. */

@@ -115,7 +115,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate, recentAuthors, recommend, act, postContent, exposure and feedMix on the device;
+    // activate, recentAuthors, recommend, act, postContent, impressions, exposure and feedMix on the device;
     // the rest of the social step on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
     // accounts, the behaviour table, the post columns: a novel injected story, labels) and select
     // agents by the opinions exposure wrote on the device.
@@ -123,7 +123,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
@@ -142,7 +142,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 8_000,
       steps: 16,
-      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'impressions', 'exposure', 'feedMix'],
       params: {
         platform: { windowHours: 4, rebuildEvery: 1, startHour: 8 },
         interventions: [
@@ -379,11 +379,15 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(r.status, r.stderr).toBe(0);
     const byName = new Map((JSON.parse(r.stdout).results as Array<{ name: string; median: number; runs: number }>).map((x) => [x.name, x]));
     expect(byName.get('social-step-3k-webgpu')?.runs).toBe(24);
+    // Agents over each step's seconds.
+    const perStep = byName.get('agent-steps-per-s-social-3k-webgpu');
+    expect(perStep?.runs).toBe(24);
+    expect(perStep!.median).toBeGreaterThan(3000);
     // The feed kernel's records and the act kernel's post rows go up; apply reads its users' rows back.
     expect(byName.get('social-gpu-up-recommend-3k-webgpu')?.median).toBeGreaterThan(0);
     expect(byName.get('social-gpu-up-act-3k-webgpu')?.median).toBeGreaterThan(0);
     expect(byName.get('social-gpu-down-(sync)-3k-webgpu')?.median).toBeGreaterThan(0);
-    for (const k of ['activate', 'recommend', 'act', 'postContent', 'exposure']) {
+    for (const k of ['activate', 'recommend', 'act', 'postContent', 'impressions', 'exposure']) {
       const x = byName.get(`social-kernel-${k}-3k-webgpu`);
       expect(x?.runs, k).toBe(6);
       expect(x?.median, k).toBeGreaterThan(0);

@@ -225,6 +225,64 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     });
   });
 
+  it('impressions through the executor: the counts of the live rows, kept on the device while the host appends rows after them, and read back as far as asked', async () => {
+    const rows = 20_003;
+    const F = 10;
+    const base = 5_000;
+    const [first, count] = [300, 4_000];
+    const cap = 6_000;
+    const feed = sharedArray('i32', rows * F);
+    const feedLen = sharedArray('u8', rows);
+    for (let k = 0; k < rows; k++) {
+      feedLen[k] = hash(40, k) % F;
+      for (let i = 0; i < F; i++) {
+        // A few popular posts, rows below first and past count (not counted), and live rows.
+        const x = hash(41, k, i);
+        feed[k * F + i] = x % 5 === 0 ? base + first + (x % 7) : base - 20 + (hash(42, k, i) % (count + 40));
+      }
+    }
+    const args = { active: sharedArray('i32', rows), feed, feedFlags: sharedArray('u8', rows * F), feedLen, feedSize: F, base, first, count };
+    await onBoth(async (cpu, exec) => {
+      const mine = sharedArray('i32', cap).fill(3);
+      const theirs = sharedArray('i32', cap).fill(3);
+      // Twice: the second call adds to the counts the first left on the device.
+      for (let t = 0; t < 2; t++) {
+        await cpu.run(K.impressions, { ...args, impressions: mine }, rows, { chunkRows: 2048 });
+        await exec.run(K.impressions, { ...args, impressions: theirs }, rows, { chunkRows: 2048 });
+      }
+      expect(exec.counts.gpu.get('impressions')).toBe(2);
+      // The host appends rows past count (as apply does) while the counts are on the device; a
+      // write inside the rows the kernel wrote is refused.
+      for (const a of [mine, theirs]) a.fill(0, count, count + 500);
+      exec.hostWrote(theirs, count, count + 500);
+      expect(() => exec.hostWrote(theirs, count - 1, count)).toThrow(/only valid copy is on the device/);
+      // Rows below first were never the device's: they are valid on the host already.
+      expect(Array.from(theirs.subarray(0, first))).toEqual(Array.from(mine.subarray(0, first)));
+      // A prefix read back (maintain's retired rows), then everything.
+      await exec.sync([{ array: theirs, length: 1_000 }]);
+      expect(Array.from(theirs.subarray(0, 1_000))).toEqual(Array.from(mine.subarray(0, 1_000)));
+      expect(theirs[2_000]).toBe(3);
+      // The appended rows go up with the next call, and the device's counts are kept beside them.
+      // That call counts from row 0: the rows below 300 the device holds must not have been
+      // counted by the calls before.
+      for (const a of [mine, theirs]) a[count + 7] = 5;
+      exec.hostWrote(theirs, count + 7, count + 8);
+      const wider = { ...args, first: 0, count: count + 500 };
+      await cpu.run(K.impressions, { ...wider, impressions: mine }, rows, { chunkRows: 2048 });
+      await exec.run(K.impressions, { ...wider, impressions: theirs }, rows, { chunkRows: 2048 });
+      await exec.sync();
+      expect(Buffer.from(theirs.buffer).equals(Buffer.from(mine.buffer))).toBe(true);
+      expect(mine[first]).toBeGreaterThan(rows / 20);
+      expect(mine[count + 7]).toBeGreaterThan(5);
+      expect(mine[0]).toBeGreaterThan(3);
+      expect(mine[count + 500]).toBe(3);
+      // With the host copy whole again, a call over fewer rows leaves only those to the device.
+      await exec.run(K.impressions, { ...args, first: 0, count: 1_000, impressions: theirs }, rows, { chunkRows: 2048 });
+      expect(() => exec.hostWrote(theirs, 1_000, 1_001)).not.toThrow();
+      expect(() => exec.hostWrote(theirs, 999, 1_000)).toThrow(/only valid copy is on the device/);
+    });
+  });
+
   it('packEvents through the executor: each action at its place in the packed arrays, users without actions skipped, a u8 action buffer read by word', async () => {
     const users = 50_003;
     const E = 12;
