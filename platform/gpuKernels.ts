@@ -424,6 +424,12 @@ registerGpuKernel(K.postContent, (a, rows) => {
     gridRows: Math.ceil(rows / 4),
     params: [rows, a.dim as number, a.topics as number, a.maxEvents as number, ...keyWords(a.key as number), ...packOffsets(pack)],
     arrays: [{ pack }, topic, stance, cluster],
-    writes: [topic, stance, cluster],
+    // The rows of this call only (the arrays have room for more): apply reads back just those, and
+    // the rest stays valid on the host, so writePosts, on the CPU, reads back nothing more.
+    writes: [
+      { array: topic, from: 0, to: rows * (a.dim as number) },
+      { array: stance, from: 0, to: rows },
+      { array: cluster, from: 0, to: rows },
+    ],
   };
 });
