@@ -14,7 +14,8 @@
  * `capture()` gives copies of some arrays as they stand, read back while later kernels run (the
  * runner's snapshots); `sync(arrays)` reads back only some arrays, or their first elements (the
  * apply phase: the rows of the step's active users). Arrays are written on the host only before
- * their first kernel, or between kernels through `hostWrote(array, from, to)`, which marks those
+ * their first kernel, or between kernels through `hostWrote(array, from, to)` (outside the span a
+ * GPU kernel left valid on the device only: the impression counts' live rows), which marks those
  * elements of the device copy stale: the next kernel that binds the array uploads only them (the
  * post table's columns, appended to every step, go up a step's rows at a time), or through
  * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices

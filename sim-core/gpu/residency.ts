@@ -3,9 +3,11 @@
  * kernel touches gets a device buffer the first time, uploaded from the host, and it stays there
  * across steps. Each array has two flags, host copy valid and device copy valid: a GPU kernel
  * uploads the arguments whose device copy is stale (`toDevice`) and leaves its outputs valid on the
- * device only (`wroteOnDevice`); a CPU kernel first reads back the arguments whose host copy is
- * stale (`toHost`) and leaves its outputs valid on the host only (`wroteOnHost`). So the CSR is
- * uploaded once per graph, and a voter step's scratch arrays never cross the bus.
+ * device only (`wroteOnDevice`), or the elements it wrote where it names them (a table's live rows:
+ * the host copy of the rest stays valid, and the host may append rows beside them); a CPU kernel
+ * first reads back the arguments whose host copy is stale (`toHost`) and leaves its outputs valid
+ * on the host only (`wroteOnHost`). So the CSR is uploaded once per graph, and a voter step's
+ * scratch arrays never cross the bus. Each side's stale part is one span of bytes.
  *
  * Packs (gpuKernels.ts `Pack`: read-only arrays bound as one buffer, for kernels that read more
  * arrays than an adapter's storage bindings allow) are copies: each array carries a version, moved
