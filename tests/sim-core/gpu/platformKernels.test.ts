@@ -262,6 +262,9 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       await exec.sync([{ array: theirs, length: 1_000 }]);
       expect(Array.from(theirs.subarray(0, 1_000))).toEqual(Array.from(mine.subarray(0, 1_000)));
       expect(theirs[2_000]).toBe(3);
+      // A capture now takes the device's counts and the host's new rows, each from where it is valid.
+      const [snap] = await exec.capture([theirs]);
+      expect(Buffer.from(snap.buffer, snap.byteOffset, snap.byteLength).equals(Buffer.from(mine.buffer))).toBe(true);
       // The appended rows go up with the next call, and the device's counts are kept beside them.
       // That call counts from row 0: the rows below 300 the device holds must not have been
       // counted by the calls before.
