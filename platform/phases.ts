@@ -211,10 +211,11 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // On a device executor the counts stay there (in the live rows; the host appends new rows
       // beside them): see the table's growth below and maintain's retirement.
       await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
-      // What follows reads in plain JavaScript the actions, the new posts' content, the feeds
-      // (stories' reach, only with tagged posts) and the opinions (quotes' and comments' stance):
-      // device copies of those come back first, the rows of this step's active users only (not the
-      // rest: the users' impression rings stay on the device).
+      // What follows reads in plain JavaScript who is active (compacted on the device), the
+      // actions, the new posts' content, the feeds (stories' reach, only with tagged posts) and the
+      // opinions (quotes' and comments' stance): device copies of those come back first, the rows
+      // of this step's active users only (not the rest: the users' impression rings stay on the
+      // device).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
       // User k's actions: evAction and evTarget from evAt(k) on. On a device executor they come
@@ -246,7 +247,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
-      await world.exec.sync?.([rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), opinion]);
+      await world.exec.sync?.([s.active, rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), opinion]);
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];

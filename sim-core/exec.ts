@@ -186,15 +186,16 @@ export function createExecutor(threads: number): Executor {
 
 /**
  * Stable compaction: the rows with mask[i] !== 0, in row order, as a new shared Int32Array.
- * Two passes (count per chunk, prefix sum, write), so chunks run in parallel.
+ * Two passes (count per chunk, prefix sum, write), so chunks run in parallel. On a device both
+ * passes run there and only the chunk counts come back (the rows stay on the device until read).
  */
 export async function compact(exec: Executor, mask: TypedArray, rows: number): Promise<Int32Array> {
-  const counts = await exec.run(core.countMask, { mask }, rows, { chunkRows: CHUNK_ROWS });
-  const starts = sharedArray('f64', counts.length);
+  const counts = (await exec.run(core.countMask, { mask, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS })).flat();
+  const starts = sharedArray('i32', counts.length);
   let total = 0;
   for (let c = 0; c < counts.length; c++) {
     starts[c] = total;
-    total += counts[c][0];
+    total += counts[c];
   }
   const out = sharedArray('i32', total);
   await exec.run(core.compactMask, { mask, out, starts, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS });

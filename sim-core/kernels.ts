@@ -433,8 +433,12 @@ function countFewBytes(C: Uint8Array, k: number, start: number, end: number): nu
   return out;
 }
 
-/** [count of rows with mask[i] !== 0]; first pass of a stable compaction. */
-const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: [] }, (a, start, end): number[] => {
+/**
+ * [count of rows with mask[i] !== 0]; first pass of a stable compaction, one partial per chunk of
+ * `chunkRows` rows (the call's chunks; a device version returns every chunk's count in one partial,
+ * in chunk order: `compact` reads them flattened).
+ */
+const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: ['chunkRows'] }, (a, start, end): number[] => {
   const M = a.mask;
   let c = 0;
   for (let i = start; i < end; i++) if (M[i] !== 0) c++;
@@ -445,7 +449,7 @@ const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: [] }, (a,
  * Second pass of a stable compaction: rows with mask[i] !== 0 go to out[at++], in row order, where
  * `at` starts at starts[chunk] (the prefix sum of the first pass's counts; chunk = start / chunkRows).
  */
-const compactMask = kernel({ reads: { mask: 'num', starts: 'f64' }, writes: { out: 'i32' }, params: ['chunkRows'] }, (a, start, end): void => {
+const compactMask = kernel({ reads: { mask: 'num', starts: 'i32' }, writes: { out: 'i32' }, params: ['chunkRows'] }, (a, start, end): void => {
   const { mask: M, out: Out } = a;
   let at = a.starts[Math.floor(start / a.chunkRows)];
   for (let i = start; i < end; i++) if (M[i] !== 0) Out[at++] = i;

@@ -22,8 +22,9 @@ import { kernels as core } from '../kernels.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
+import { WORKGROUP } from './dispatch.ts';
 import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
-import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COMPACT_MASK_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, COUNT_MASK_U8_WGSL, GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 /** An array bound as `parts` ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
 export interface Split {
@@ -189,6 +190,18 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     if (!(src instanceof Uint8Array && out instanceof Uint8Array) || src === out || out.length !== rows || src.length < rows) return undefined;
     const params = [part, rows, ...keyWords(a.key as number)];
     return { shader: GATHER_NEIGHBOR_U8_WGSL(parts), gridRows: words(rows), params, arrays: [offsets, { split: targets, partBytes, parts }, src, out], writes: [out] };
+  }
+  if (is(k, core.countMask) || is(k, core.compactMask)) {
+    // u8 masks (the social platform's active users); one workgroup per chunk of the CPU's chunking.
+    const { mask } = a as { mask: TypedArray };
+    const chunkRows = a.chunkRows as number;
+    if (!(mask instanceof Uint8Array) || mask.length < rows || !(chunkRows > 0) || chunkRows % 4 !== 0) return undefined;
+    const chunks = Math.ceil(rows / chunkRows);
+    const params = [rows, chunkRows, chunks];
+    if (is(k, core.countMask)) return { shader: COUNT_MASK_U8_WGSL, gridRows: chunks * WORKGROUP, params, arrays: [mask], writes: [], resultWords: chunks };
+    const { starts, out } = a as { starts: TypedArray; out: TypedArray };
+    if (!(starts instanceof Int32Array && out instanceof Int32Array) || starts.length < chunks) return undefined;
+    return { shader: COMPACT_MASK_U8_WGSL, gridRows: chunks * WORKGROUP, params, arrays: [mask, starts, out], writes: [out] };
   }
   if (is(k, core.gather)) {
     const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };

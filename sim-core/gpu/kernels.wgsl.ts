@@ -173,6 +173,57 @@ ${ROW}
 }`;
 
 /**
+ * The two passes of a stable compaction over a u8 mask (countMask, compactMask): one workgroup per
+ * chunk of `chunk_rows` rows, each invocation a contiguous slice of its chunk. countMask adds each
+ * chunk's count of nonzero rows to result word `chunk`; compactMask writes the chunk's rows, in row
+ * order, from starts[chunk] on, each invocation after the rows of the slices before its own.
+ * Parameters: n (rows), chunk_rows, chunks.
+ */
+const MASK_CHUNKS = (body: string) => /* wgsl */ `
+var<workgroup> counts: array<u32, ${WORKGROUP}>;
+fn mask_at(i: u32) -> bool {
+  return ((mask[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) != 0u;
+}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  // Uniform across the workgroup, so the barrier below is reached by all of it or none.
+  let chunk = wg.x + wg.y * nw.x;
+  if (chunk >= p.chunks) { return; }
+  let lo = chunk * p.chunk_rows;
+  let hi = min(lo + p.chunk_rows, p.n);
+  let per = (hi - lo + ${WORKGROUP - 1}u) / ${WORKGROUP}u;
+  let a = min(lo + li * per, hi);
+  let b = min(a + per, hi);
+  var c = 0u;
+  for (var i = a; i < b; i++) { if (mask_at(i)) { c++; } }
+${body}
+}`;
+
+export const COUNT_MASK_U8_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32, chunk_rows: u32, chunks: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> mask: array<u32>;
+@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>>;
+${MASK_CHUNKS(`  if (c > 0u) { atomicAdd(&result[chunk], c); }`)}`;
+
+export const COMPACT_MASK_U8_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, n: u32, chunk_rows: u32, chunks: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> mask: array<u32>;
+@group(0) @binding(2) var<storage, read> starts: array<i32>;
+@group(0) @binding(3) var<storage, read_write> out: array<i32>;
+${MASK_CHUNKS(`  counts[li] = c;
+  workgroupBarrier();
+  var at = u32(starts[chunk]);
+  for (var j = 0u; j < li; j++) { at += counts[j]; }
+  for (var i = a; i < b; i++) {
+    if (mask_at(i)) {
+      out[at] = i32(i);
+      at++;
+    }
+  }`)}`;
+
+/**
  * countCodes for u8 codes: counts[c] = number of rows with code c, over n rows packed four to a
  * word (the grid runs over words). Each workgroup counts into its own 256 bins, then adds them to
  * the result: integer sums, so the totals equal the CPU's whatever the order.

@@ -115,7 +115,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate, recentAuthors, recommend, act, postContent, impressions, exposure and feedMix on the device;
+    // activate (and its compaction), recentAuthors, recommend, act, postContent, impressions, exposure and feedMix on the device;
     // the rest of the social step on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
     // accounts, the behaviour table, the post columns: a novel injected story, labels) and select
     // agents by the opinions exposure wrote on the device.
@@ -123,7 +123,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'countMask', 'compactMask', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
@@ -299,11 +299,36 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(exec.transfers.get('(sync)')?.down).toBe(1004);
     expect(Buffer.from(out.subarray(0, 1004)).equals(Buffer.from(src.subarray(0, 1004)))).toBe(true);
     expect(out.subarray(1004).every((x) => x === 0)).toBe(true);
-    // A CPU kernel reading out (compact's countMask) gets the rest first.
-    const nonzero = await compact(exec, out, n);
-    expect(exec.transfers.get('countMask')?.down).toBe(n - 1004);
+    // A CPU kernel reading out (moments) gets the rest first.
+    const [rows] = await exec.reduce(K.moments, { x: out }, n);
+    expect(exec.transfers.get('moments')?.down).toBe(n - 1004);
     expect(Buffer.from(out).equals(Buffer.from(src))).toBe(true);
-    expect(nonzero.length).toBe(n);
+    expect(rows).toBe(n);
+  });
+
+  it('compact on a u8 mask runs both passes on the device: the rows of the CPU, in order, and only the chunk counts read back', async () => {
+    // Chunks of 65,536 rows: three whole, a partial last one, a slice boundary inside each.
+    const n = 200_003;
+    const mask = sharedArray('u8', n);
+    for (let i = 0; i < n; i++) mask[i] = hash(24, i) % 7 === 0 ? 1 + (hash(25, i) % 3) : 0;
+    mask[n - 1] = 2;
+    for (let i = 70_000; i < 70_500; i++) mask[i] = 1;
+    const cpu = createExecutor(2);
+    const want = await compact(cpu, mask, n);
+    await cpu.close();
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    await exec.run(K.copy, { out: mask, src: mask.slice() as never }, n);
+    const got = await compact(exec, mask, n);
+    expect(exec.counts.gpu.get('countMask')).toBe(1);
+    expect(exec.counts.gpu.get('compactMask')).toBe(1);
+    expect(exec.transfers.get('countMask')?.down).toBe(4 * 4);
+    await exec.sync([got]);
+    expect(got.length).toBe(want.length);
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
+    expect(want.length).toBeGreaterThan(n / 8);
+    // An empty mask: no rows.
+    const none = sharedArray('u8', 1_000);
+    expect((await compact(exec, none, 1_000)).length).toBe(0);
   });
 
   it('arrays past one 64 MiB upload go up in parts (an odd length, from a SharedArrayBuffer)', async () => {
