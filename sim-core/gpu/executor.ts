@@ -163,7 +163,7 @@ export class GpuExecutor implements Executor {
       const r = this.res.deviceCopy(arr);
       if (!r || this.res.hostValid(arr)) return arr.slice();
       const size = Math.max(16, Math.ceil(r.bytes / 4) * 4);
-      const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const read = this.res.takeStaging(size);
       enc.copyBufferToBuffer(r.buffer, 0, read, 0, size);
       return { read, bytes: r.bytes };
     });
@@ -176,7 +176,7 @@ export class GpuExecutor implements Executor {
         const Ctor = arrays[i].constructor as new (b: ArrayBuffer) => TypedArray;
         const copy = new Ctor(x.read.getMappedRange().slice(0, x.bytes));
         x.read.unmap();
-        x.read.destroy();
+        this.res.returnStaging(x.read);
         return copy;
       }),
     );

@@ -306,6 +306,27 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(rows).toBe(n);
   });
 
+  it('read-backs keep their mappable buffers: an array read back again and again uses one, and its bytes are each time the new ones', async () => {
+    const n = 1_000_003;
+    const { src, out, exec } = await copiedOnDevice(n, 26);
+    const held = () => (exec as unknown as { res: { stagingBytes: number } }).res.stagingBytes;
+    for (let t = 0; t < 3; t++) {
+      src.fill(t + 7, 0, 5_000);
+      exec.hostWrote(src, 0, 5_000);
+      await exec.run(K.copy, { out, src }, n);
+      await exec.sync([out]);
+      expect(Buffer.from(out).equals(Buffer.from(src)), `round ${t}`).toBe(true);
+      expect(out[0]).toBe(t + 7);
+    }
+    // One buffer of the size class of out's 1,000,004 bytes.
+    expect(held()).toBe(2 ** 20);
+    // A capture takes one too and gives it back.
+    await exec.run(K.copy, { out, src }, n);
+    const [copy] = await exec.capture([out]);
+    expect(Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength).equals(Buffer.from(src))).toBe(true);
+    expect(held()).toBe(2 ** 20);
+  });
+
   it('compact on a u8 mask runs both passes on the device: the rows of the CPU, in order, and only the chunk counts read back', async () => {
     // Chunks of 65,536 rows: three whole, a partial last one, a slice boundary inside each.
     const n = 200_003;
