@@ -190,12 +190,12 @@ export function createExecutor(threads: number): Executor {
  * passes run there and only the chunk counts come back (the rows stay on the device until read).
  */
 export async function compact(exec: Executor, mask: TypedArray, rows: number): Promise<Int32Array> {
-  const counts = (await exec.run(core.countMask, { mask, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS })).flat();
+  const counts = await exec.run(core.countMask, { mask, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS });
   const starts = sharedArray('i32', counts.length);
   let total = 0;
   for (let c = 0; c < counts.length; c++) {
     starts[c] = total;
-    total += counts[c];
+    total += counts[c][0];
   }
   const out = sharedArray('i32', total);
   await exec.run(core.compactMask, { mask, out, starts, chunkRows: CHUNK_ROWS }, rows, { chunkRows: CHUNK_ROWS });

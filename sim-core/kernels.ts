@@ -434,9 +434,8 @@ function countFewBytes(C: Uint8Array, k: number, start: number, end: number): nu
 }
 
 /**
- * [count of rows with mask[i] !== 0]; first pass of a stable compaction, one partial per chunk of
- * `chunkRows` rows (the call's chunks; a device version returns every chunk's count in one partial,
- * in chunk order: `compact` reads them flattened).
+ * [count of rows with mask[i] !== 0]; first pass of a stable compaction, one partial per chunk.
+ * `chunkRows`: the call's chunk size, which the device version (one count per chunk) needs.
  */
 const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: ['chunkRows'] }, (a, start, end): number[] => {
   const M = a.mask;

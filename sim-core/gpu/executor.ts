@@ -103,7 +103,8 @@ export class GpuExecutor implements Executor {
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const call = this.callOf(kernel, args, rows);
     if (!call) return this.onCpu(kernel, args, rows, opts);
-    return [await (await this.submit(kernel, call)).sums];
+    const sums = await (await this.submit(kernel, call)).sums;
+    return call.wordPerChunk ? sums.map((w) => [w]) : [sums];
   }
 
   async reduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[]> {
@@ -114,7 +115,8 @@ export class GpuExecutor implements Executor {
   async queueReduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued> {
     const call = this.callOf(kernel, args, rows);
     if (!call) return { sums: Promise.resolve(sumPartials(await this.onCpu(kernel, args, rows, opts))) };
-    return this.submit(kernel, call);
+    const queued = await this.submit(kernel, call);
+    return call.wordPerChunk ? { sums: queued.sums.then((w) => sumPartials(w.map((x) => [x]))) } : queued;
   }
 
   private callOf<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number): GpuCall | undefined {

@@ -98,6 +98,11 @@ export interface GpuCall {
   hostTables?: Array<TypedArray | HostRows>;
   /** A result buffer of this many u32 words, bound last (zeroed), read back and passed to finish. */
   resultWords?: number;
+  /**
+   * The result words are the call's partials, one per chunk of the CPU's chunking (countMask): the
+   * executor returns each as a partial of its own, so callers see the CPU's shape.
+   */
+  wordPerChunk?: boolean;
   finish?: (words: number[]) => number[];
 }
 
@@ -195,10 +200,10 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     // u8 masks (the social platform's active users); one workgroup per chunk of the CPU's chunking.
     const { mask } = a as { mask: TypedArray };
     const chunkRows = a.chunkRows as number;
-    if (!(mask instanceof Uint8Array) || mask.length < rows || !(chunkRows > 0) || chunkRows % 4 !== 0) return undefined;
+    if (!(mask instanceof Uint8Array) || mask.length < rows || !(chunkRows > 0)) return undefined;
     const chunks = Math.ceil(rows / chunkRows);
     const params = [rows, chunkRows, chunks];
-    if (is(k, core.countMask)) return { shader: COUNT_MASK_U8_WGSL, gridRows: chunks * WORKGROUP, params, arrays: [mask], writes: [], resultWords: chunks };
+    if (is(k, core.countMask)) return { shader: COUNT_MASK_U8_WGSL, gridRows: chunks * WORKGROUP, params, arrays: [mask], writes: [], resultWords: chunks, wordPerChunk: true };
     const { starts, out } = a as { starts: TypedArray; out: TypedArray };
     if (!(starts instanceof Int32Array && out instanceof Int32Array) || starts.length < chunks) return undefined;
     return { shader: COMPACT_MASK_U8_WGSL, gridRows: chunks * WORKGROUP, params, arrays: [mask, starts, out], writes: [out] };

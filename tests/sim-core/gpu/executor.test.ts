@@ -336,6 +336,8 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     for (let i = 70_000; i < 70_500; i++) mask[i] = 1;
     const cpu = createExecutor(2);
     const want = await compact(cpu, mask, n);
+    const countArgs = { mask, chunkRows: 65_536 };
+    const cpuParts = await cpu.run(K.countMask, countArgs, n, { chunkRows: 65_536 });
     await cpu.close();
     const exec = new GpuExecutor(gpu!, createExecutor(1));
     await exec.run(K.copy, { out: mask, src: mask.slice() as never }, n);
@@ -343,6 +345,9 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(exec.counts.gpu.get('countMask')).toBe(1);
     expect(exec.counts.gpu.get('compactMask')).toBe(1);
     expect(exec.transfers.get('countMask')?.down).toBe(4 * 4);
+    // The counts in the CPU's shape, one partial per chunk, so reduce sums them the same way.
+    expect(await exec.run(K.countMask, countArgs, n)).toEqual(cpuParts);
+    expect(await exec.reduce(K.countMask, countArgs, n)).toEqual([want.length]);
     await exec.sync([got]);
     expect(got.length).toBe(want.length);
     expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
