@@ -9,15 +9,15 @@ import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
-import { insertTop, kernels as K } from './kernels.ts';
+import { TOP_WORDS, kernels as K, topWidth } from './kernels.ts';
 
 /**
- * Post rows per chunk of candidateTops. Every chunk returns its own lists (~1,000 entries of three
- * numbers at the default 64 x 16 + 20), which come back to this thread and are merged here, so
- * chunks are larger than the other per-post kernels' (POST_CHUNK, 32k rows): at 1M agents ~20
- * chunks over a 2.6M-row window instead of ~80. The lists do not depend on the chunking.
+ * Post rows per slice of candidateTops (a row of that kernel). Each slice's lists go to the
+ * `part` buffer (~1,000 entries of four words at the default 64 x 16 + 20, 16 KB) and mergeTops
+ * reads them all back per list: at 1M agents ~80 slices over a 2.6M-row window. The lists do not
+ * depend on the slicing.
  */
-const TOP_CHUNK = 1 << 17;
+const SLICE_ROWS = 1 << 15;
 
 export interface CandidateIndex {
   perCluster: number;
@@ -25,6 +25,8 @@ export interface CandidateIndex {
   clusterPosts: Int32Array;
   /** Global trending list, best first; -1 marks empty slots. */
   trending: Int32Array;
+  /** The slices' lists (candidateTops), kept between steps. */
+  part: Uint32Array;
 }
 
 export function createCandidateIndex(topics: number, perCluster: number, trending: number): CandidateIndex {
@@ -32,22 +34,27 @@ export function createCandidateIndex(topics: number, perCluster: number, trendin
     perCluster,
     clusterPosts: sharedArray('i32', topics * perCluster).fill(-1),
     trending: sharedArray('i32', trending).fill(-1),
+    part: sharedArray('u32', 0),
   };
 }
 
 /**
  * Rebuilds the cluster lists and the trending list from the posts created since `minStep`, ranked
  * by the base scores in `records` (recsys/records.ts), which must be up to date: the
- * `candidateTops` kernel (recsys/kernels.ts, which has the list orders) finds each chunk's best, and
- * the chunks' lists are merged here in chunk order.
+ * `candidateTops` kernel (recsys/kernels.ts, which has the list orders) finds each slice's best,
+ * and `mergeTops` the best of those per list.
  */
 export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): Promise<void> {
   const per = idx.perCluster;
   // Cluster lists (none when perCluster is 0), then the trending list.
-  const clusters = per > 0 ? idx.clusterPosts.length / per : 0;
+  const topics = per > 0 ? idx.clusterPosts.length / per : 0;
   const cap = idx.trending.length;
   const c = posts.cols;
-  const parts = await exec.run(
+  const firstRow = posts.rowsBefore(o.minStep);
+  const slices = Math.ceil((posts.count - firstRow) / SLICE_ROWS);
+  const words = slices * topWidth(topics, per, cap) * TOP_WORDS;
+  if (idx.part.length < words) idx.part = sharedArray('u32', Math.ceil(words * 1.25));
+  await exec.run(
     K.candidateTops,
     {
       kind: c.kind as Uint8Array,
@@ -56,32 +63,21 @@ export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, pos
       rank: c.rank as Float32Array,
       likes: c.likes as Int32Array,
       recF: records.recF,
+      score: records.score,
+      part: idx.part,
       base: posts.base,
+      count: posts.count,
       stride: records.stride,
       ranker: o.ranker,
-      firstRow: posts.rowsBefore(o.minStep),
-      topics: clusters,
+      firstRow,
+      sliceRows: SLICE_ROWS,
+      topics,
       perCluster: per,
       trending: cap,
       key: o.key,
     },
-    posts.count,
-    { chunkRows: TOP_CHUNK },
+    slices,
+    { chunkRows: 1 },
   );
-  idx.clusterPosts.fill(-1);
-  idx.trending.fill(-1);
-  const cs = new Float64Array(idx.clusterPosts.length);
-  const ct = new Float64Array(idx.clusterPosts.length);
-  const ts = new Float64Array(cap);
-  const tt = new Float64Array(cap);
-  for (const part of parts) {
-    let p = 0;
-    for (let l = 0; l <= clusters; l++) {
-      const len = part[p++];
-      for (let i = 0; i < len; i++, p += 3) {
-        if (l === clusters) insertTop(idx.trending, ts, tt, 0, cap, part[p], part[p + 1], part[p + 2]);
-        else insertTop(idx.clusterPosts, cs, ct, l * per, per, part[p], part[p + 1], part[p + 2]);
-      }
-    }
-  }
+  await exec.run(K.mergeTops, { part: idx.part, clusterPosts: idx.clusterPosts, trending: idx.trending, slices, topics, perCluster: per, trendingLen: cap }, topics + 1, { chunkRows: 1 });
 }

@@ -30,6 +30,7 @@ import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
 import { FLAG } from '../platform/posts.ts';
 import { MAX_DOT, RANKER } from './rankers.ts';
 import { kernels as K } from './kernels.ts';
+import './candidateKernels.wgsl.ts';
 
 /** The longest feed (and in-network list) the shader's per-user lists hold: platform.feedSize's bound. */
 const MAX_FEED = 64;
@@ -37,11 +38,12 @@ const MAX_FEED = 64;
 /** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
 const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'score', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
 /**
- * Rewritten by the host between calls unannounced: mutes and the candidate lists. The post columns
- * and latest posts are announced (platform/state.ts announceHostWrites), and so are the records'
- * static fields and their base scores, which the device reads from `score` (recsys/records.ts).
+ * Rewritten by the host between calls unannounced: mutes. The post columns and latest posts are
+ * announced (platform/state.ts announceHostWrites), and so are the records' static fields and
+ * their base scores, which the device reads from `score` (recsys/records.ts); the candidate lists
+ * are written by kernels (mergeTops: on the device, candidateKernels.wgsl.ts).
  */
-const HOST = ['muters', 'muteA', 'muteB', 'clusterPosts', 'trending'] as const;
+const HOST = ['muters', 'muteA', 'muteB'] as const;
 
 const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'ranker', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 

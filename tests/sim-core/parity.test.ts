@@ -213,7 +213,16 @@ describe('kernel parity: inline and worker pool', () => {
       // The webgpu backend's column of base scores holds the records' values for the live rows.
       for (let r = 1000; r < posts; r += 997) expect(score[r]).toBe(recF[r * stride]);
       const { rank, likes } = post;
-      await check.run(recsys.candidateTops, { kind, flags, cluster, rank, likes, recF, base: 1000, stride, ranker, firstRow: 2000, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, posts, { chunkRows: 16384 });
+      // The candidate lists: 7 slices of 16,384 rows from row 2,000, each list merged from them.
+      const slices = Math.ceil((posts - 2000) / 16384);
+      const part = sharedArray('u32', slices * (64 * 16 + 20) * 4);
+      const lists = { clusterPosts: sharedArray('i32', 64 * 16), trending: sharedArray('i32', 20) };
+      const tops = { kind, flags, cluster, rank, likes, recF, score, part, base: 1000, count: posts, stride, ranker, firstRow: 2000, sliceRows: 16384 };
+      await check.run(recsys.candidateTops, { ...tops, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, slices, { chunkRows: 2 });
+      await check.run(recsys.mergeTops, { part, ...lists, slices, topics: 64, perCluster: 16, trendingLen: 20 }, 65, { chunkRows: 8 });
+      // Rows before firstRow (ids below 3,000) never enter; the even clusters hold every eligible row (kinds 0 and 2).
+      expect(lists.clusterPosts.every((id) => id === -1 || id >= 3000)).toBe(true);
+      expect(lists.clusterPosts.filter((id) => id >= 3000).length).toBe(32 * 16);
     }
     // The step's actions packed for reading (apply on a device executor), users without any among them.
     const users = 30_001;
