@@ -31,6 +31,7 @@ import { FLAG } from '../platform/posts.ts';
 import { MAX_DOT, RANKER } from './rankers.ts';
 import { kernels as K } from './kernels.ts';
 import './candidateKernels.wgsl.ts';
+import './baseScores.wgsl.ts';
 
 /** The longest feed (and in-network list) the shader's per-user lists hold: platform.feedSize's bound. */
 const MAX_FEED = 64;

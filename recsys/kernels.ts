@@ -40,8 +40,9 @@ const RECOMMEND = {
     recF: 'f32',
     recQ: 'i8',
     /**
-     * The records' base scores as a column (records.ts `score`), read by the WGSL version only (the
-     * device's records are stale there); empty on the CPU, which reads them from the records.
+     * The base scores as a column (records.ts `score`), with a device executor, where the records'
+     * recF words are not written (this kernel on the CPU reads them here too); empty otherwise, and
+     * the CPU reads them from the records.
      */
     score: 'f32',
     followers: 'i32',
@@ -192,11 +193,13 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   let cMutes = false;
   // The base scores of the shared candidates (cluster lists, then trending), read once per chunk.
   const xi = a.ranker === RANKER.xInterest;
+  // Base scores: the records' recF, or on a device executor their own column (records.ts).
+  const [SB, SS] = a.score.length > 0 ? [a.score, 1] : [a.recF, a.stride];
   const C = a.clusterPosts.length;
   if (listBase.length < C + a.trending.length) listBase = new Float64Array(C + a.trending.length);
   for (let i = 0; i < C + a.trending.length; i++) {
     const id = i < C ? a.clusterPosts[i] : a.trending[i - C];
-    listBase[i] = id >= a.base && id < a.base + a.count ? a.recF[(id - a.base) * a.stride] : 0;
+    listBase[i] = id >= a.base && id < a.base + a.count ? SB[(id - a.base) * SS] : 0;
   }
   // `base`: the post's base score (its record's recF).
   const consider = (id: number, base: number) => {
@@ -244,7 +247,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           const id = c === 0 ? chain[at] : chain[at - 1] < 0 ? -1 : a.rec[(chain[at - 1] - a.base) * a.stride + 3];
           const ok = id >= a.base && a.rec[(id - a.base) * a.stride + 1] >= a.minStep;
           chain[at] = ok ? id : -1;
-          if (ok) chainBase[at] = a.recF[(id - a.base) * a.stride];
+          if (ok) chainBase[at] = SB[(id - a.base) * SS];
         }
       }
       for (let i = 0; i < nc; i++) {
@@ -287,7 +290,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
         const span = a.count - a.minRow;
         for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) {
           const id = a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span);
-          consider(id, a.recF[(id - a.base) * a.stride]);
+          consider(id, SB[(id - a.base) * SS]);
         }
       } else {
         for (let p = 0; p < a.probe; p++) {
@@ -459,38 +462,56 @@ const recentAuthors = kernel({ reads: { latest: 'i32' }, writes: { recent: 'u8' 
 export const POST_CHUNK = 1 << 15;
 
 /**
- * Brings the packed post records (records.ts) up to date for the live rows, from `first` (the post
- * table's first live row): the static fields of rows from `built` on (step, author, previous post
- * by the author, the topic as int8), and every live row's base score (rankers.ts rowBaseScore) at
- * recF[row x stride], and also at score[row] when `score` is not empty (records.ts: the webgpu
- * backend's copy). `now` is the current step; `base` the id of row 0. Returns how many of the
- * live rows are removed (FLAG.removed), so that the feed kernel reads flags only when some are.
+ * The static fields of the packed post records (records.ts) of rows from + 0 .. from + rows: step,
+ * author, previous post by the author and the topic as int8.
  */
-const updateRecords = kernel(
+const recordStatics = kernel(
   {
-    reads: { rank: 'f32', step: 'i32', author: 'i32', prevByAuthor: 'i32', topic: 'f32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32' },
-    writes: { rec: 'i32', recF: 'f32', recQ: 'i8', score: 'f32' },
-    params: ['base', 'first', 'built', 'dim', 'stride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency'],
+    reads: { step: 'i32', author: 'i32', prevByAuthor: 'i32', topic: 'f32' },
+    writes: { rec: 'i32', recQ: 'i8' },
+    params: ['from', 'dim', 'stride'],
   },
-  (a, start, end): number[] => {
-    const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
-    const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
-    const { rec, recF: out, recQ, topic, stride: S, dim: D, base, flags } = a;
-    for (let r = Math.max(start, a.built); r < end; r++) {
+  (a, start, end): void => {
+    const { rec, recQ, topic, stride: S, dim: D } = a;
+    for (let r = a.from + start; r < a.from + end; r++) {
       const at = r * S;
       rec[at + 1] = a.step[r];
       rec[at + 2] = a.author[r];
       rec[at + 3] = a.prevByAuthor[r];
       for (let d = 0, q = (at + 4) * 4; d < D; d++) recQ[q + d] = quantise(topic[r * D + d]);
     }
+  },
+);
+
+/**
+ * The base scores (rankers.ts rowBaseScore) of the live rows first + 0 .. first + rows, at
+ * out[row x outStride]: in the records' recF (outStride = the records' stride), or on a device
+ * executor in the records' `score` column (outStride 1; records.ts). `now` is the current step;
+ * `base` the id of row 0. Returns how many of those rows are removed (FLAG.removed), so that the
+ * feed kernel reads flags only when some are, and then 0.
+ *
+ * `recencies` and `factors` are read by the WGSL version only (gpuKernels.ts), which has no f64
+ * exponential or logarithm: x-interest's R(age) for the creation steps firstStep .. now, and the
+ * follower factor F(f) for f = 999 .. 999 + factors.length - 1 (below 999 it is 1), both made with
+ * rankers.ts's functions. Its second partial counts the rows whose author's follower count is past
+ * the table, for the caller to extend it and run again.
+ */
+const baseScores = kernel(
+  {
+    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32', recencies: 'f64', factors: 'f64' },
+    writes: { out: 'f32' },
+    params: ['base', 'first', 'outStride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency', 'firstStep'],
+  },
+  (a, start, end): number[] => {
+    const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
+    const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
+    const { out, outStride: S, base, flags } = a;
     let removed = 0;
-    const score = a.score.length > 0 ? a.score : undefined;
-    for (let r = Math.max(start, a.first); r < end; r++) {
+    for (let r = a.first + start; r < a.first + end; r++) {
       out[r * S] = rowBaseScore(cols, base, r, o);
-      if (score) score[r] = out[r * S];
       if ((flags[r] & FLAG_REMOVED) !== 0) removed++;
     }
-    return [removed];
+    return [removed, 0];
   },
 );
 
@@ -546,8 +567,9 @@ export function listKey(x: number, out: Uint32Array, at: number): void {
  * `perCluster` original posts and quotes that are not removed, and the best `trending` of them
  * overall. Unfilled entries have id -1. List scores (rankers.ts), times the rank multiplier: the
  * exact id for chronological (whose Float32 copy in the record ties ids above 2^24), a keyed hash
- * for random, base x (1 + likes) for x-interest and the base for reddit-hot (from the record,
- * which holds the rank-multiplied base score).
+ * for random, base x (1 + likes) for x-interest and the base for reddit-hot (the rank-multiplied
+ * base score: the record's recF, or the `score` column when it is not empty, as on a device
+ * executor, where the records' recF words are not written; records.ts).
  */
 const candidateTops = kernel(
   {
@@ -556,7 +578,9 @@ const candidateTops = kernel(
     params: ['base', 'count', 'stride', 'ranker', 'firstRow', 'sliceRows', 'topics', 'perCluster', 'trending', 'key'],
   },
   (a, start, end): void => {
-    const { kind: Kind, flags: Flags, cluster: Cl, rank: Rank, likes: Likes, recF: B, stride: S, base, ranker, key, part } = a;
+    const { kind: Kind, flags: Flags, cluster: Cl, rank: Rank, likes: Likes, base, ranker, key, part } = a;
+    // Base scores: the records', or on a device executor their own column (records.ts).
+    const [B, S] = a.score.length > 0 ? [a.score, 1] : [a.recF, a.stride];
     const per = a.perCluster;
     const cap = a.trending;
     const width = topWidth(a.topics, per, cap);
@@ -678,4 +702,4 @@ function keyAbove(h: number, o: number, t: number, keys: Float64Array, at: numbe
   return h !== keys[at] ? h > keys[at] : o !== keys[at + 1] ? o > keys[at + 1] : t > keys[at + 2];
 }
 
-export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, updateRecords, candidateTops, mergeTops, recentAuthors });
+export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, recordStatics, baseScores, candidateTops, mergeTops, recentAuthors });

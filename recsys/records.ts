@@ -6,17 +6,19 @@
  * (round(TOPIC_SCALE x component))]. Static fields are written once per post; base scores every
  * step. Rows follow the post table's rows (shifted when it compacts).
  *
- * With an executor that keeps device copies (the webgpu backend), the base scores are also written
- * to `score`, a column of their own, and the device reads them from there: its copy of the records
- * then changes only where static fields were written (the step's new rows, or every row after a
- * compaction), so a step uploads 4 bytes per live post instead of the whole 32-byte records (at 10M
- * agents with a full window, ~0.1 GB instead of ~0.9 GB). The base-score words of the device's
- * records are left stale and never read there.
+ * With an executor that keeps device copies (the webgpu backend), the base scores go to `score`, a
+ * column of their own, instead of the records' recF words (left unwritten), and every kernel reads
+ * them from there: the device's copy of the records then changes only where static fields were
+ * written (the step's new rows, or every row after a compaction). The `baseScores` kernel runs on
+ * the device for x-interest, chronological and random (recsys/gpuKernels.ts), from two f64 tables
+ * made here (the recency of each creation step in the window, the follower factor of each count
+ * from 999), so the scores never cross the bus; reddit-hot's (log10) are computed on the CPU and
+ * go up, 4 bytes per live post.
  */
 import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
-import { TOPIC_SCALE, rowBaseScore, type ScoreOptions } from './rankers.ts';
+import { TOPIC_SCALE, followerFactor, recencyFactor, rowBaseScore, type ScoreOptions } from './rankers.ts';
 import { kernels as K, POST_CHUNK } from './kernels.ts';
 
 /** A unit vector's component as int8: round(TOPIC_SCALE x x), x clamped to [-1, 1]. */
@@ -30,6 +32,9 @@ export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number 
 }
 
 const NO_SCORES = sharedArray('f32', 0);
+const NO_TABLE = sharedArray('f64', 0);
+/** The smallest follower count whose factor is above 1 (rankers.ts followerFactor). */
+const FACTOR_FROM = 999;
 
 export class PostRecords {
   /** Int32 words per record: 4 fields + the int8 topic. */
@@ -63,11 +68,16 @@ export class PostRecords {
     this.recQ = new Int8Array(rec.buffer);
   }
 
+  /** x-interest's R(age) of creation steps firstStep .. now (a device executor's `baseScores`). */
+  private recencies = sharedArray('f64', 0);
+  /** The follower factor of counts FACTOR_FROM .. FACTOR_FROM + length - 1. */
+  private factors = sharedArray('f64', 0);
+
   /**
    * Brings the records in line with the post table: rows move with the table's (it compacted when
-   * its base moved); the `updateRecords` kernel then writes, in parallel, the static fields of the
-   * rows added since the last call and every live post's base score. Returns how many live posts
-   * are removed (FLAG.removed).
+   * its base moved); the `recordStatics` kernel then writes the static fields of the rows added
+   * since the last call, and `baseScores` every live post's base score. Returns how many live
+   * posts are removed (FLAG.removed).
    */
   async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
     const S = this.stride;
@@ -87,40 +97,68 @@ export class PostRecords {
     const device = exec.hostWrote !== undefined;
     if (device && this.score.length * S < this.rec.length) this.score = sharedArray('f32', this.rec.length / S);
     const c = posts.cols;
-    const [removed] = await exec.reduce(
-      K.updateRecords,
-      {
-        rank: c.rank as Float32Array,
-        step: c.step as Int32Array,
-        author: c.author as Int32Array,
-        prevByAuthor: c.prev_by_author as Int32Array,
-        topic: posts.topic,
-        likes: c.likes as Int32Array,
-        dislikes: c.dislikes as Int32Array,
-        treatVote: c.treat_vote as Int8Array,
-        flags: c.flags as Uint8Array,
-        followers: o.followers,
-        rec: this.rec,
-        recF: this.recF,
-        recQ: this.recQ,
-        score: device ? this.score : NO_SCORES,
-        base: posts.base,
-        first: posts.first,
-        built: this.built,
-        dim: this.dim,
-        stride: S,
-        ranker: o.ranker,
-        now: o.step,
-        stepSeconds: o.stepSeconds,
-        tauHours: o.tauHours,
-        recency: o.recency,
-      },
-      posts.count,
-      { chunkRows: POST_CHUNK, announced: true },
-    );
+    const fresh = posts.count - this.built;
+    if (fresh > 0) {
+      const args = { step: c.step as Int32Array, author: c.author as Int32Array, prevByAuthor: c.prev_by_author as Int32Array, topic: posts.topic, rec: this.rec, recQ: this.recQ, from: this.built, dim: this.dim, stride: S };
+      await exec.run(K.recordStatics, args, fresh, { chunkRows: POST_CHUNK, announced: true });
+    }
     exec.hostWrote?.(this.rec, staticFrom * S, posts.count * S);
-    exec.hostWrote?.(this.score, posts.first, posts.count);
     this.built = posts.count;
-    return removed ?? 0;
+    const firstStep = posts.count > posts.first ? (c.step[posts.first] as number) : o.step;
+    if (device) this.tables(exec, o, firstStep, FACTOR_FROM);
+    const out = device ? this.score : this.recF;
+    const args = {
+      rank: c.rank as Float32Array,
+      step: c.step as Int32Array,
+      author: c.author as Int32Array,
+      likes: c.likes as Int32Array,
+      dislikes: c.dislikes as Int32Array,
+      treatVote: c.treat_vote as Int8Array,
+      flags: c.flags as Uint8Array,
+      followers: o.followers,
+      recencies: device ? this.recencies : NO_TABLE,
+      factors: device ? this.factors : NO_TABLE,
+      out,
+      base: posts.base,
+      first: posts.first,
+      outStride: device ? 1 : S,
+      ranker: o.ranker,
+      now: o.step,
+      stepSeconds: o.stepSeconds,
+      tauHours: o.tauHours,
+      recency: o.recency,
+      firstStep,
+    };
+    const rows = posts.count - posts.first;
+    const wrote = { array: out, from: posts.first * args.outStride, to: posts.count * args.outStride };
+    for (;;) {
+      const [removed, missing] = await exec.reduce(K.baseScores, args, rows, { chunkRows: POST_CHUNK, wroteRows: [wrote] });
+      if (!missing) return removed ?? 0;
+      // Authors with more followers than the table covers (the device's kernel): extend it to the most any user has, and score again.
+      let most = 0;
+      for (let v = 0; v < o.followers.length; v++) most = Math.max(most, o.followers[v]);
+      if (most < FACTOR_FROM + this.factors.length) throw new Error(`baseScores: ${missing} posts' authors have more followers on the device than the most on the host (${most}): a host write to the follower counts was not announced`);
+      this.tables(exec, o, firstStep, most + 1);
+      args.factors = this.factors;
+    }
+  }
+
+  /**
+   * The device kernel's tables (rankers.ts values): R(age) for creation steps firstStep .. o.step,
+   * rewritten every step, and the follower factors of counts FACTOR_FROM .. `upTo` - 1 at least,
+   * kept and extended (the values do not change).
+   */
+  private tables(exec: Executor, o: ScoreOptions, firstStep: number, upTo: number): void {
+    const steps = o.step - firstStep + 1;
+    if (this.recencies.length < steps) this.recencies = sharedArray('f64', Math.ceil(steps * 1.25));
+    for (let i = 0; i < steps; i++) this.recencies[i] = recencyFactor(((o.step - (firstStep + i)) * o.stepSeconds) / 3600, o.recency, o.tauHours);
+    exec.hostWrote?.(this.recencies, 0, steps);
+    const had = this.factors.length;
+    if (FACTOR_FROM + had < upTo) {
+      const factors = sharedArray('f64', Math.ceil((upTo - FACTOR_FROM) * 1.25));
+      factors.set(this.factors);
+      for (let i = had; i < factors.length; i++) factors[i] = followerFactor(FACTOR_FROM + i);
+      this.factors = factors;
+    }
   }
 }

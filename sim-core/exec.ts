@@ -48,6 +48,11 @@ export interface RunOptions {
    * instead of every written array going stale on the device whole.
    */
   announced?: boolean;
+  /**
+   * For such an executor, when it runs the kernel on the CPU: of these written arrays, only
+   * elements [from, to) changed, and only those go stale on the device (not the whole array).
+   */
+  wroteRows?: ReadonlyArray<{ array: TypedArray; from: number; to: number }>;
 }
 
 export interface Executor {

@@ -219,7 +219,9 @@ export class GpuExecutor implements Executor {
     const out = await this.cpu.run(kernel, args, rows, opts);
     for (const name of opts?.announced ? [] : Object.keys(k.spec.writes)) {
       const v = (args as Record<string, unknown>)[name];
-      if (isArray(v)) this.res.wroteOnHost(v);
+      const rows = opts?.wroteRows?.find((w) => w.array === v);
+      if (rows) this.res.hostWrote(rows.array, rows.from, rows.to);
+      else if (isArray(v)) this.res.wroteOnHost(v);
     }
     bump(this.counts.cpu, k.name);
     return out;

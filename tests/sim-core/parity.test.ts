@@ -205,12 +205,14 @@ describe('kernel parity: inline and worker pool', () => {
     const score = sharedArray('f32', posts);
     for (const ranker of [0, 1, 2, 3]) {
       // Rows before 1000 are retired (not scored); static fields are written from row 40,000.
-      const o = { base: 1000, first: 1000, built: 40_000, dim: 16, stride, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0 };
+      await check.run(recsys.recordStatics, { step: post.step, author: post.author, prevByAuthor, topic, rec, recQ, from: 40_000, dim: 16, stride }, posts - 40_000, { chunkRows: 16384 });
       const { kind, flags, cluster, ...scored } = post;
+      const o = { ...scored, flags, followers, recencies: sharedArray('f64', 0), factors: sharedArray('f64', 0), base: 1000, first: 1000, ranker, now: 50, stepSeconds: 3600, tauHours: 6, recency: 0, firstStep: 0 };
       // It also counts the removed live posts (FLAG.removed = 8: every 23rd row here), so the feed kernel reads flags only when some are.
-      const [removed] = await check.reduce(recsys.updateRecords, { ...scored, prevByAuthor, topic, flags, followers, rec, recF, recQ, score, ...o }, posts, { chunkRows: 16384 });
+      const [removed] = await check.reduce(recsys.baseScores, { ...o, out: recF, outStride: stride }, posts - 1000, { chunkRows: 16384 });
       expect(removed).toBe(Math.ceil(posts / 23) - Math.ceil(1000 / 23));
-      // The webgpu backend's column of base scores holds the records' values for the live rows.
+      // The webgpu backend's column of base scores gets the records' values for the live rows.
+      await check.reduce(recsys.baseScores, { ...o, out: score, outStride: 1 }, posts - 1000, { chunkRows: 16384 });
       for (let r = 1000; r < posts; r += 997) expect(score[r]).toBe(recF[r * stride]);
       const { rank, likes } = post;
       // The candidate lists: 7 slices of 16,384 rows from row 2,000, each list merged from them.
