@@ -144,6 +144,8 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
           .map(([, k]) => k)
           .sort((x, y) => x - y);
       }
+      // The like counts may be held on a device (posts.ts COUNTED_COLUMNS).
+      await world.exec.sync?.([{ array: s.posts.cols.likes, length: s.posts.count }]);
       const trending = describeTrending(s);
       const news = (o.news?.(ctx.step) ?? []).join(' ') || 'nothing notable.';
       const B = s.behaviour.values;

@@ -5,15 +5,16 @@
  * with integers, and float arithmetic goes through the software f32 of sim-core/gpu/softfloat.wgsl.ts
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
- * On the device so far: `activate`, `exposure`, `feedMix`, `impressions`, `postContent` and `packEvents` here, `act`
- * (gpuAct.ts), and `recommend` and `recentAuthors` (recsys/gpuKernels.ts). The per-post passes of
- * recommend (base scores, candidate lists) run on the CPU under `--backend webgpu`.
+ * On the device so far: `activate`, `exposure`, `feedMix`, `impressions`, `countVotes`, `postContent`
+ * and `packEvents` here, `act` (gpuAct.ts), and `recommend`, `recentAuthors`, the base scores but
+ * reddit-hot's and the candidate lists (recsys/gpuKernels.ts).
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step; the
  * phases that write them say which rows (platform/state.ts announceHostWrites), and the executor
- * uploads those rows before the next kernel that reads them. The impression counts are the
- * exception: `impressions` writes them on the device, in the live rows only, and they come back
- * when the host retires, moves or copies rows (platform/phases.ts). The behaviour table, which
+ * uploads those rows before the next kernel that reads them. The counts kernels add to are the
+ * exception (posts.ts COUNTED_COLUMNS): `impressions` and `countVotes` write them on the device,
+ * in the live rows only, and they come back when the host retires, moves or copies rows
+ * (platform/phases.ts). The behaviour table, which
  * interventions and archetype rounds rewrite unannounced, is a `hostTable` (uploaded at every call).
  */
 import { packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
@@ -290,6 +291,49 @@ ${ROW}
     if (r >= i32(p.first) && r < i32(p.count)) { atomicAdd(&impressions[r], 1); }
   }
 }`;
+
+/**
+ * countVotes: one invocation per active row, adding one to the like or dislike count of the live
+ * post each of its likes or dislikes targets (atomic adds, as impressions). Parameters: maxEvents,
+ * base, first, count.
+ */
+export const COUNT_VOTES_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32, max_events: u32, base: u32, first: u32, count: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> ev_count: array<u32>;
+@group(0) @binding(2) var<storage, read> ev_action: array<u32>;
+@group(0) @binding(3) var<storage, read> ev_target: array<i32>;
+@group(0) @binding(4) var<storage, read_write> likes: array<atomic<i32>>;
+@group(0) @binding(5) var<storage, read_write> dislikes: array<atomic<i32>>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  let n = (ev_count[v >> 1u] >> ((v & 1u) * 16u)) & 0xffffu;
+  for (var j = v * p.max_events; j < v * p.max_events + n; j++) {
+    let act = (ev_action[j >> 2u] >> ((j & 3u) * 8u)) & 0xffu;
+    if (act != ${A.like}u && act != ${A.dislike}u) { continue; }
+    let r = ev_target[j] - i32(p.base);
+    if (r < i32(p.first) || r >= i32(p.count)) { continue; }
+    if (act == ${A.like}u) { atomicAdd(&likes[r], 1); } else { atomicAdd(&dislikes[r], 1); }
+  }
+}`;
+
+registerGpuKernel(K.countVotes, (a, rows) => {
+  const { evCount, evAction, evTarget, likes, dislikes } = a as Record<string, ArrayBufferView>;
+  const typed = evCount instanceof Uint16Array && evAction instanceof Uint8Array && evTarget instanceof Int32Array && likes instanceof Int32Array && dislikes instanceof Int32Array;
+  const [E, first, count] = [a.maxEvents as number, a.first as number, a.count as number];
+  if (!typed || evCount.length < rows || evTarget.length < rows * E || count > Math.min(likes.length, dislikes.length) || first < 0 || (a.base as number) > 0x7fffffff) return undefined;
+  return {
+    shader: COUNT_VOTES_WGSL,
+    gridRows: rows,
+    params: [E, a.base as number, first, count],
+    arrays: [evCount, evAction, evTarget, likes, dislikes],
+    writes: [
+      { array: likes, from: first, to: count },
+      { array: dislikes, from: first, to: count },
+    ],
+  };
+});
 
 registerGpuKernel(K.impressions, (a, rows) => {
   const { feed, feedLen, impressions } = a as Record<string, ArrayBufferView>;

@@ -434,6 +434,32 @@ const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, 
   }
 });
 
+/**
+ * The step's likes and dislikes added to their posts' counts: active row k's actions are
+ * evAction and evTarget[k x maxEvents ..], evCount[k] of them, targets the ids of live posts (rows
+ * first .. count - 1; others are not counted). Two threads' rows can like the same post, so the
+ * adds are atomic; the counts do not depend on their order. A device version writes those rows
+ * only (platform/gpuKernels.ts).
+ */
+const countVotes = kernel(
+  {
+    reads: { evCount: 'u16', evAction: 'u8', evTarget: 'i32' },
+    writes: { likes: 'i32', dislikes: 'i32' },
+    params: ['maxEvents', 'base', 'first', 'count'],
+  },
+  (a, start, end): void => {
+    const { evCount, evAction, evTarget, likes, dislikes, maxEvents: E, base, first, count } = a;
+    for (let k = start; k < end; k++) {
+      for (let j = k * E; j < k * E + evCount[k]; j++) {
+        const act = evAction[j];
+        if (act !== A.like && act !== A.dislike) continue;
+        const r = evTarget[j] - base;
+        if (r >= first && r < count) Atomics.add(act === A.like ? likes : dislikes, r, 1);
+      }
+    }
+  },
+);
+
 /** Standard deviations of the noise on a new post's topic components and on its stance. */
 export const TOPIC_NOISE = 0.3;
 export const STANCE_NOISE = 0.1;
@@ -517,4 +543,4 @@ const packEvents = kernel(
   },
 );
 
-export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, postContent, packEvents });
+export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, countVotes, postContent, packEvents });

@@ -3,9 +3,9 @@
  * act -> apply -> update -> maintain. Heavy per-user work runs in kernels; `apply` walks the event
  * buffer in user order in the main thread, so post ids and event order never depend on threads
  * (the content of new original posts, which depends only on the user, is computed before it in
- * parallel, by the postContent kernel, and so are the impression counts, by the impressions
- * kernel: sums, whatever their order; the new posts' rows are written after it, on the threads,
- * from what the walk queued: postBatch.ts).
+ * parallel, by the postContent kernel, and so are the impression, like and dislike counts, by
+ * the impressions and countVotes kernels: sums, whatever their order; the new posts' rows are
+ * written after it, on the threads, from what the walk queued: postBatch.ts).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { lazyFollowersGraph } from '../sim-core/csr.ts';
@@ -17,7 +17,7 @@ import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
-import { FLAG, KIND } from './posts.ts';
+import { COUNTED_COLUMNS, FLAG, KIND } from './posts.ts';
 import { addPost, joinTree, treeOf, type PostSpec } from './newPost.ts';
 import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
@@ -211,6 +211,14 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // On a device executor the counts stay there (in the live rows; the host appends new rows
       // beside them): see the table's growth below and maintain's retirement.
       await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
+      // So are the likes and dislikes (the walk below only logs them). The columns are passed in
+      // the call, not kept in this frame: a growth below replaces them (releaseArrays).
+      await world.exec.run(
+        K.countVotes,
+        { evCount: s.evCount, evAction: s.evAction, evTarget: s.evTarget, likes: P.cols.likes as Int32Array, dislikes: P.cols.dislikes as Int32Array, maxEvents: s.maxEvents, base: P.base, first: P.first, count: P.count },
+        n,
+        { chunkRows: USER_CHUNK },
+      );
       // What follows reads in plain JavaScript who is active (compacted on the device), the
       // actions, the new posts' content, the feeds (stories' reach, only with tagged posts) and the
       // opinions (quotes' and comments' stance): device copies of those come back first, the rows
@@ -241,9 +249,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         [evAction, evTarget] = [packedAction, packedTarget];
         evAt = (k) => evStart[k];
         // The step's posts (at most one per action, and the story's) may make the table compact
-        // or grow, copying its rows on the host: the impression counts come back first.
+        // or grow, copying its rows on the host: the counts kernels add to come back first.
         const storyPosts = story && ctx.step === story.step ? s.storySeeds.length : 0;
-        if (P.count + total + storyPosts > P.capacity) await world.exec.sync([P.cols.impressions]);
+        if (P.count + total + storyPosts > P.capacity) await world.exec.sync(COUNTED_COLUMNS.map((c) => P.cols[c]));
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
@@ -315,12 +323,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             const c = P.cols;
             switch (act) {
               case A.like:
-                c.likes[r]++;
-                wrote.posts.push(r);
-                break;
               case A.dislike:
-                c.dislikes[r]++;
-                wrote.posts.push(r);
+                // Counted by countVotes above.
                 break;
               case A.report:
                 if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
@@ -473,12 +477,13 @@ const STATS = ['scale', 'depth', 'breadth'] as const;
 export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   const files: Array<ArrowFileAppender | undefined> = [];
-  // The rows retired go to posts.arrow, a compaction moves the rest: a device executor's
-  // impression counts (apply's impressions kernel) come back first, as far as the rows read.
+  // The rows retired go to posts.arrow, a compaction moves the rest: a device executor's counts
+  // (apply's impressions and countVotes kernels) come back first, as far as the rows read.
   const flush = async (world: World, end: number) => {
     const P = s.posts;
     if (end <= P.first) return;
-    await world.exec.sync?.([P.retireCompacts(end) ? P.cols.impressions : { array: P.cols.impressions, length: end }]);
+    const all = P.retireCompacts(end);
+    await world.exec.sync?.(COUNTED_COLUMNS.map((c) => (all ? P.cols[c] : { array: P.cols[c], length: end })));
     P.retire(end, (cols, r) => posts?.append(cols, r));
   };
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.

@@ -14,10 +14,10 @@ import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
 import type { SocialState } from './state.ts';
 
 /**
- * The columns writePosts fills: all but the impression counts, which a device executor may hold
- * (the impressions kernel), so that a call on the CPU does not read them back; write() zeroes them.
+ * The columns writePosts fills: all but the counters kernels add to (COUNTED_COLUMNS), which a
+ * device executor may hold, so that a call on the CPU does not read them back; write() zeroes them.
  */
-const { impressions: _, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
+const { impressions: _i, likes: _l, dislikes: _d, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
 
 /**
  * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end). A post with a
@@ -69,8 +69,6 @@ const writePosts = kernel(
       a.group[r] = 0;
       a.treat_vote[r] = 0;
       a.prev_by_author[r] = newPrev[i];
-      a.likes[r] = 0;
-      a.dislikes[r] = 0;
       a.reposts[r] = 0;
       a.quotes[r] = 0;
       a.comments[r] = 0;
@@ -161,8 +159,8 @@ export class PostBatch {
     if (n === 0) return;
     const P = s.posts;
     const row0 = P.appendRows(n);
-    const { impressions, ...cols } = P.cols;
-    impressions.fill(0, row0, row0 + n);
+    const { impressions, likes, dislikes, ...cols } = P.cols;
+    for (const c of [impressions, likes, dislikes]) c.fill(0, row0, row0 + n);
     const args = {
       newAuthor: this.author,
       newKind: this.kind,

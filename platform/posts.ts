@@ -83,6 +83,13 @@ export const SCALAR_COLUMNS = {
 
 export type PostColumn = keyof typeof SCALAR_COLUMNS;
 
+/**
+ * The counters kernels add to (apply's `impressions` and `countVotes`, atomic adds, in the live
+ * rows): a device executor holds them there between steps, and the host reads them back when it
+ * retires, compacts or grows the table (phases.ts). The host only zeroes a new post's.
+ */
+export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes'] as const;
+
 /** A post to add; content fields a reshare inherits (veracity, novelty, tag: 0; rank: 1) are optional. */
 export interface NewPost {
   author: number;

@@ -286,9 +286,10 @@ export function feedArgs(s: SocialState) {
 
 /**
  * Post columns the host changes after a post is created: counters (apply), flags (apply,
- * interventions), rank (downrank). Impressions are counted by a kernel, which the executor sees.
+ * interventions), rank (downrank). Impressions, likes and dislikes are counted by kernels
+ * (posts.ts COUNTED_COLUMNS), which the executor sees.
  */
-const MUTABLE_POST_COLUMNS = new Set(['likes', 'dislikes', 'reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
+const MUTABLE_POST_COLUMNS = new Set(['reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
 
 /** What a phase wrote of some array in plain JavaScript: the elements at some indices, or any of them. */
 export type Written = 'any' | IndexList;

@@ -115,7 +115,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   // JavaScript: arrays must move between host and device at the right moments.
   it.each([
     { scenario: 'opinion-cascade', agents: 40_000, steps: 10, onDevice: ['spread'] },
-    // activate (and its compaction), the base scores, the candidate lists, recentAuthors, recommend, act, postContent, impressions, exposure and feedMix on the device;
+    // activate (and its compaction), the base scores, the candidate lists, recentAuthors, recommend, act, postContent, impressions, countVotes, exposure and feedMix on the device;
     // the rest of the social step on the CPU. Interventions rewrite, in plain JavaScript, arrays the device holds (suspended
     // accounts, the behaviour table, the post columns: a novel injected story, labels) and select
     // agents by the opinions exposure wrote on the device.
@@ -123,7 +123,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'countMask', 'compactMask', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'countMask', 'compactMask', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'countVotes', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
@@ -142,7 +142,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 8_000,
       steps: 16,
-      onDevice: ['activate', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'impressions', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'impressions', 'countVotes', 'exposure', 'feedMix'],
       params: {
         platform: { windowHours: 4, rebuildEvery: 1, startHour: 8 },
         interventions: [

@@ -286,6 +286,51 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     });
   });
 
+  it('countVotes through the executor: the like and dislike counts of the live rows, other actions and targets outside them skipped, u16 counts and u8 actions read by word', async () => {
+    const rows = 30_001;
+    const E = 7;
+    const base = 9_000;
+    const [first, count] = [200, 3_000];
+    const evCount = sharedArray('u16', rows);
+    const evAction = sharedArray('u8', rows * E);
+    const evTarget = sharedArray('i32', rows * E);
+    for (let k = 0; k < rows; k++) {
+      evCount[k] = hash(43, k) % (E + 1);
+      for (let e = 0; e < E; e++) {
+        // Mostly likes and dislikes (a few popular posts), some other actions; slots past the count hold likes that must not count.
+        const x = hash(44, k, e);
+        evAction[k * E + e] = x % 4 === 0 ? A.post : x % 3 === 0 ? A.dislike : A.like;
+        evTarget[k * E + e] = x % 5 === 0 ? base + first + (x % 3) : base - 10 + (hash(45, k, e) % (count + 30));
+      }
+    }
+    const args = { evCount, evAction, evTarget, maxEvents: E, base, first, count };
+    await onBoth(async (cpu, exec) => {
+      const mine = { likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1) };
+      const theirs = { likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1) };
+      for (let t = 0; t < 2; t++) {
+        await cpu.run(K.countVotes, { ...args, ...mine }, rows, { chunkRows: 4096 });
+        await exec.run(K.countVotes, { ...args, ...theirs }, rows, { chunkRows: 4096 });
+      }
+      expect(exec.counts.gpu.get('countVotes')).toBe(2);
+      // Rows past count are the host's: it appends there while the counts stay on the device.
+      expect(() => exec.hostWrote(theirs.likes, count, count + 10)).not.toThrow();
+      await exec.sync();
+      expect(Buffer.from(theirs.likes.buffer).equals(Buffer.from(mine.likes.buffer))).toBe(true);
+      expect(Buffer.from(theirs.dislikes.buffer).equals(Buffer.from(mine.dislikes.buffer))).toBe(true);
+      let likes = 0;
+      for (let k = 0; k < rows; k++) {
+        for (let e = 0; e < evCount[k]; e++) {
+          const r = evTarget[k * E + e] - base;
+          if (evAction[k * E + e] === A.like && r >= first && r < count) likes++;
+        }
+      }
+      expect(mine.likes.reduce((n, x) => n + x, 0)).toBe(2 * 4_000 + 2 * likes);
+      expect(mine.likes[first + 1]).toBeGreaterThan(rows / 20);
+      expect(mine.likes[first - 1]).toBe(2);
+      expect(mine.dislikes[count]).toBe(1);
+    });
+  });
+
   it('packEvents through the executor: each action at its place in the packed arrays, users without actions skipped, a u8 action buffer read by word', async () => {
     const users = 50_003;
     const E = 12;
