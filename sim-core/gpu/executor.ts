@@ -85,6 +85,10 @@ export class GpuExecutor implements Executor {
   private clock?: PassClock;
   /** Calls of capture() so far (tests check that snapshots overlap the next step). */
   captures = 0;
+  /** Read-back round trips so far: a sync or a CPU kernel's arguments take one, however many arrays. */
+  get readRounds(): number {
+    return this.res.readRounds;
+  }
   /** Host-to-device copies (upload.ts). */
   private readonly uploader: Uploader;
   /** Which copy of each array is valid, the device buffers and the packs. */
@@ -144,10 +148,8 @@ export class GpuExecutor implements Executor {
    */
   async sync(arrays?: ReadonlyArray<TypedArray | { array: TypedArray; length: number }>): Promise<void> {
     this.current = '(sync)';
-    for (const x of arrays ?? this.res.stale()) {
-      const bytes = isArray(x) ? await this.res.toHost(x) : await this.res.toHost(x.array, x.length * x.array.BYTES_PER_ELEMENT);
-      this.count(bytes, 'down');
-    }
+    const list = (arrays ?? this.res.stale()).map((x) => (isArray(x) ? { array: x } : { array: x.array, upTo: x.length * x.array.BYTES_PER_ELEMENT }));
+    this.count(await this.res.toHostAll(list), 'down');
   }
 
   /**
@@ -160,7 +162,7 @@ export class GpuExecutor implements Executor {
     const { device } = this.gpu;
     const enc = device.createCommandEncoder();
     // An array whose copies are each partly stale (a kernel wrote some rows, the host others since) is read back first.
-    for (const arr of arrays) if (!this.res.hostValid(arr) && !this.res.deviceValid(arr)) this.count(await this.res.toHost(arr), 'down');
+    this.count(await this.res.toHostAll(arrays.filter((arr) => !this.res.hostValid(arr) && !this.res.deviceValid(arr)).map((array) => ({ array }))), 'down');
     const staged: Array<{ read: GPUBuffer; bytes: number } | TypedArray> = arrays.map((arr) => {
       const r = this.res.deviceCopy(arr);
       if (!r || this.res.hostValid(arr)) return arr.slice();
@@ -215,7 +217,7 @@ export class GpuExecutor implements Executor {
   private async onCpu<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const k = kernel as unknown as AnyKernel;
     this.current = k.name;
-    for (const v of Object.values(args as object)) if (isArray(v)) this.count(await this.res.toHost(v), 'down');
+    this.count(await this.res.toHostAll(Object.values(args as object).filter(isArray).map((array) => ({ array }))), 'down');
     const out = await this.cpu.run(kernel, args, rows, opts);
     for (const name of opts?.announced ? [] : Object.keys(k.spec.writes)) {
       const v = (args as Record<string, unknown>)[name];

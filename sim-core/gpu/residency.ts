@@ -5,8 +5,8 @@
  * uploads the arguments whose device copy is stale (`toDevice`) and leaves its outputs valid on the
  * device only (`wroteOnDevice`), or the elements it wrote where it names them (a table's live rows:
  * the host copy of the rest stays valid, and the host may append rows beside them); a CPU kernel
- * first reads back the arguments whose host copy is stale (`toHost`) and leaves its outputs valid
- * on the host only (`wroteOnHost`). So the CSR is uploaded once per graph, and a voter step's
+ * first reads back the arguments whose host copy is stale (`toHostAll`, one round trip for all of
+ * them) and leaves its outputs valid on the host only (`wroteOnHost`). So the CSR is uploaded once per graph, and a voter step's
  * scratch arrays never cross the bus. Each side's stale part is one span of bytes.
  *
  * Packs (gpuKernels.ts `Pack`: read-only arrays bound as one buffer, for kernels that read more
@@ -95,6 +95,8 @@ export class Residency {
   private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
   /** Mappable buffers free for read-backs, by size (takeStaging). */
   private readonly staging = new Map<number, GPUBuffer[]>();
+  /** Round trips of toHostAll so far (one per call that read anything back). */
+  readRounds = 0;
   /** The scatter pass of hostWroteAt's words, set by the executor once `scattered` (it compiles it). */
   scatter?: Pass;
   /** hostWroteAt has been called: the executor should provide `scatter`. */
@@ -238,17 +240,49 @@ export class Residency {
     return r.buffer;
   }
 
-  /** Reads back the stale part of arr's host copy (only below byte `upTo` if given); returns the bytes read. */
-  async toHost(arr: TypedArray, upTo = Infinity): Promise<number> {
-    const r = this.resident.get(arr);
-    if (!r || hostValid(r)) return 0;
-    const from = r.hostFrom;
-    const to = Math.min(r.hostTo, Math.ceil(upTo / 4) * 4);
-    if (to <= from) return 0;
-    await this.readBack(r.buffer, to - from, from, new Uint8Array(arr.buffer, arr.byteOffset + from, to - from));
-    r.hostFrom = to;
-    if (hostValid(r)) this.deviceOnly.delete(arr);
-    return to - from;
+  /**
+   * Reads back the stale part of each array's host copy (of an entry with `upTo`, only below that
+   * byte) in one round trip: every copy in one submission, their mappings awaited together (one
+   * round trip each was ~1.3 ms on the H100, and apply reads back five arrays at once). Returns
+   * the bytes read.
+   */
+  async toHostAll(list: ReadonlyArray<{ array: TypedArray; upTo?: number }>): Promise<number> {
+    // One copy per array, as far as any entry asks.
+    const want = new Map<TypedArray, number>();
+    for (const { array, upTo = Infinity } of list) want.set(array, Math.max(want.get(array) ?? 0, upTo));
+    const jobs: Array<{ arr: TypedArray; r: Resident; from: number; to: number; size: number; read: GPUBuffer }> = [];
+    const enc = this.gpu.device.createCommandEncoder();
+    for (const [arr, upTo] of want) {
+      const r = this.resident.get(arr);
+      if (!r || hostValid(r)) continue;
+      const from = r.hostFrom;
+      const to = Math.min(r.hostTo, Math.ceil(upTo / 4) * 4);
+      if (to <= from) continue;
+      // Whole words, within the buffer (its size and the offset are multiples of 4).
+      const size = Math.min(Math.max(16, Math.ceil((to - from) / 4) * 4), r.buffer.size - from);
+      const read = this.takeStaging(size);
+      enc.copyBufferToBuffer(r.buffer, from, read, 0, size);
+      jobs.push({ arr, r, from, to, size, read });
+    }
+    if (jobs.length === 0) return 0;
+    this.gpu.device.queue.submit([enc.finish()]);
+    this.readRounds++;
+    try {
+      await Promise.all(jobs.map((j) => j.read.mapAsync(GPUMapMode.READ, 0, j.size)));
+    } catch (err) {
+      for (const j of jobs) j.read.destroy();
+      throw err;
+    }
+    let bytes = 0;
+    for (const j of jobs) {
+      new Uint8Array(j.arr.buffer, j.arr.byteOffset + j.from, j.to - j.from).set(new Uint8Array(j.read.getMappedRange(0, j.size), 0, j.to - j.from));
+      j.read.unmap();
+      this.returnStaging(j.read);
+      j.r.hostFrom = j.to;
+      if (hostValid(j.r)) this.deviceOnly.delete(j.arr);
+      bytes += j.to - j.from;
+    }
+    return bytes;
   }
 
   /**

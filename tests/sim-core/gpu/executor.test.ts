@@ -357,6 +357,37 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect((await compact(exec, none, 1_000)).length).toBe(0);
   });
 
+  it('a sync of several arrays, and a CPU kernel reading several, read back in one round trip each, a prefix where asked', async () => {
+    const exec = new GpuExecutor(gpu!, createExecutor(1));
+    // Three arrays of different sizes and types, written on the device (copies of host arrays).
+    const src = [sharedArray('i32', 100_003), sharedArray('u8', 5_001), sharedArray('f32', 70_000)];
+    src.forEach((a, k) => a.forEach((_, i) => (a[i] = hash(26, k, i) % 251)));
+    const out = src.map((a) => a.slice().fill(0));
+    const copies = async () => {
+      for (let k = 0; k < 3; k++) await exec.run(K.copy, { out: out[k], src: src[k] } as never, src[k].length);
+    };
+    await copies();
+    expect(exec.counts.gpu.get('copy')).toBe(3);
+    const before = exec.readRounds;
+    await exec.sync([out[0], { array: out[2], length: 1_000 }, out[1], out[0]]);
+    expect(exec.readRounds).toBe(before + 1);
+    expect(Buffer.from(out[0].buffer).equals(Buffer.from(src[0].buffer))).toBe(true);
+    expect(Buffer.from(out[1].buffer).equals(Buffer.from(src[1].buffer))).toBe(true);
+    expect(Array.from(out[2].subarray(0, 1_000))).toEqual(Array.from(src[2].subarray(0, 1_000)));
+    expect(out[2][1_000]).toBe(0);
+    // Nothing stale: no round trip.
+    await exec.sync([out[0], out[1]]);
+    expect(exec.readRounds).toBe(before + 1);
+    // A CPU kernel (moments) over the rest of out[2], and a sync of everything, one round trip each.
+    await exec.run(K.moments, { x: out[2] }, out[2].length);
+    expect(exec.readRounds).toBe(before + 2);
+    expect(Buffer.from(out[2].buffer).equals(Buffer.from(src[2].buffer))).toBe(true);
+    await copies();
+    await exec.sync();
+    expect(exec.readRounds).toBe(before + 3);
+    expect(out.every((a, k) => Buffer.from(a.buffer).equals(Buffer.from(src[k].buffer)))).toBe(true);
+  });
+
   it('arrays past one 64 MiB upload go up in parts (an odd length, from a SharedArrayBuffer)', async () => {
     const n = 70_000_003;
     const src = sharedArray('u8', n);
