@@ -125,7 +125,7 @@ fn enters(len: u32, cap: u32, h: u32, o: u32, t: u32) -> bool {
 }
 `;
 
-/** candidateTops: parameters base, count, ranker, firstRow, sliceRows, topics, perCluster, trending, slices, key. */
+/** candidateTops: parameters base, count, ranker, firstRow, sliceRows, topics, perCluster, trending, key (two words). */
 export const CANDIDATE_TOPS_WGSL = /* wgsl */ `
 ${RNG_WGSL}
 ${LIST_KEY_WGSL}

@@ -1,6 +1,7 @@
 /**
  * The recommend phase's kernels in WGSL, registered with the webgpu executor: `recentAuthors` (at
- * the end) and the feed kernel (`recommend`, recsys/kernels.ts), one invocation per active user:
+ * the end) and the feed kernel (`recommend`, recsys/kernels.ts), one invocation per active user
+ * (the base scores and candidate lists it reads: baseScores.wgsl.ts and candidateKernels.wgsl.ts):
  * the same candidates in the same order, the same filters and the same top lists, so the feeds,
  * the impression rings and the total are the same bytes (tests/sim-core/gpu/recommendKernel.test.ts).
  *
@@ -11,8 +12,9 @@
  * - The CPU marks the user's followees in a worker-local bitset; here an out-of-network candidate's
  *   author is looked up in the user's followee row (the same answer), once the cheaper tests pass.
  * - Each followee's post chain is walked link by link, in the order the CPU scores it.
- * - Bindings: the read-only arrays as one pack (`inp`; the records once, as words: base score f32,
- *   step, author, previous post, then the int8 topic), the followee targets split into as many
+ * - Bindings: the read-only arrays as one pack (`inp`; the records once, as words: an unused base
+ *   score word, step, author, previous post, then the int8 topic; the base scores as their own
+ *   column), the followee targets split into as many
  *   ranges as the adapter's storage buffers per shader leave (1 at WebGPU's default of 8), the
  *   impression ring (read and written: each user's slots are its own), and the byte arrays written
  *   with atomic and/or on their words (rows share words).

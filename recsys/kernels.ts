@@ -13,7 +13,8 @@
  *
  * Beside it, the per-step kernels that prepare what it reads, each over all rows in parallel:
  * users' nearest clusters (once, at set-up), the authors with posts in the window, every post's
- * base score in its record, and each chunk's best candidate lists (merged by candidates.ts).
+ * static record fields and base score, and each slice's best candidate lists (merged per list by
+ * mergeTops; candidates.ts).
  */
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
@@ -490,7 +491,7 @@ const recordStatics = kernel(
  * `base` the id of row 0. Returns how many of those rows are removed (FLAG.removed), so that the
  * feed kernel reads flags only when some are, and then 0.
  *
- * `recencies` and `factors` are read by the WGSL version only (gpuKernels.ts), which has no f64
+ * `recencies` and `factors` are read by the WGSL version only (baseScores.wgsl.ts), which has no f64
  * exponential or logarithm: x-interest's R(age) for the creation steps firstStep .. now, and the
  * follower factor F(f) for f = 999 .. 999 + factors.length - 1 (below 999 it is 1), both made with
  * rankers.ts's functions. Its second partial counts the rows whose author's follower count is past
@@ -520,7 +521,7 @@ const baseScores = kernel(
  * every slice of `sliceRows` post rows (candidateTops), then, per list, the best of the slices'
  * best (mergeTops). Both order entries by an integer key, (score, tie) descending, so the lists do
  * not depend on how the rows are sliced or in which order entries are offered, and the WGSL
- * versions (gpuKernels.ts) compare the same integers:
+ * versions (candidateKernels.wgsl.ts) compare the same integers:
  * - score: the ranker's list score (rankers.ts), an f64, as the two words of its bits made
  *   orderable as unsigned integers (`listKey`: the sign bit set for positive numbers, every bit
  *   flipped for negative ones; -0 counts as 0, as a float comparison does);

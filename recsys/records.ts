@@ -10,7 +10,7 @@
  * column of their own, instead of the records' recF words (left unwritten), and every kernel reads
  * them from there: the device's copy of the records then changes only where static fields were
  * written (the step's new rows, or every row after a compaction). The `baseScores` kernel runs on
- * the device for x-interest, chronological and random (recsys/gpuKernels.ts), from two f64 tables
+ * the device for x-interest, chronological and random (recsys/baseScores.wgsl.ts), from two f64 tables
  * made here (the recency of each creation step in the window, the follower factor of each count
  * from 999), so the scores never cross the bus; reddit-hot's (log10) are computed on the CPU and
  * go up, 4 bytes per live post.
