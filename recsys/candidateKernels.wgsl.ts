@@ -1,5 +1,5 @@
 /**
- * The candidate index's two kernels (recsys/kernels.ts candidateTops and mergeTops) in WGSL,
+ * The candidate index's two kernels (recsys/candidateKernels.ts candidateTops and mergeTops) in WGSL,
  * registered with the webgpu executor, so that the cluster and trending lists are built where the
  * feed kernel reads them and never cross the bus: the same entries in `part`, the same lists.
  *
@@ -22,7 +22,7 @@ import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
 import { RANKER } from './rankers.ts';
-import { TOP_WORDS, kernels as K, topWidth } from './kernels.ts';
+import { TOP_WORDS, kernels as K, topWidth } from './candidateKernels.ts';
 
 /** The longest list an invocation keeps in private memory. */
 const MAX_TOP = 64;

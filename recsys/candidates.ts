@@ -9,7 +9,7 @@ import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
-import { TOP_WORDS, kernels as K, topWidth } from './kernels.ts';
+import { TOP_WORDS, kernels as K, topWidth } from './candidateKernels.ts';
 
 /**
  * Post rows per slice of candidateTops (a row of that kernel). Each slice's lists go to the
@@ -41,7 +41,7 @@ export function createCandidateIndex(topics: number, perCluster: number, trendin
 /**
  * Rebuilds the cluster lists and the trending list from the posts created since `minStep`, ranked
  * by the base scores in `records` (recsys/records.ts), which must be up to date: the
- * `candidateTops` kernel (recsys/kernels.ts, which has the list orders) finds each slice's best,
+ * `candidateTops` kernel (recsys/candidateKernels.ts, which has the list orders) finds each slice's best,
  * and `mergeTops` the best of those per list.
  */
 export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, posts: PostTable, records: PostRecords, o: { ranker: number; minStep: number; key: number }): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The candidate index's lists (recsys/kernels.ts candidateTops, then mergeTops) against a brute-force
+ * The candidate index's lists (recsys/candidateKernels.ts candidateTops, then mergeTops) against a brute-force
  * sort of every eligible post by (list score, tie) descending, under every ranker and several
  * slicings: the lists must not depend on how the rows are sliced.
  */

@@ -1,5 +1,5 @@
 /**
- * Synthetic post columns for the candidate index's kernels (recsys/kernels.ts candidateTops and
+ * Synthetic post columns for the candidate index's kernels (recsys/candidateKernels.ts candidateTops and
  * mergeTops), shared by their CPU test (against a brute-force sort) and their WGSL test (against
  * the CPU): every kind, removed posts, many equal scores, negative, zero, -0 and subnormal base
  * scores, rank multipliers, and like counts up to 2^31 - 2, whose products with a base need
@@ -8,7 +8,7 @@
 import type { Executor } from '../../sim-core/exec.ts';
 import { hash } from '../../sim-core/rng.ts';
 import { sharedArray } from '../../sim-core/table.ts';
-import { kernels as K, topWidth, TOP_WORDS } from '../../recsys/kernels.ts';
+import { kernels as K, topWidth, TOP_WORDS } from '../../recsys/candidateKernels.ts';
 
 const BASES = [0.5, 1, 1.5, 3.25, -0.75, 0, -0, 1e-40, (2 ** 24 - 1) / 2 ** 24, 0.1, 7.000001];
 const LIKES = [0, 0, 0, 1, 5, 2 ** 30 + 3, 2 ** 31 - 2];

@@ -15,8 +15,10 @@ import type { AnyKernel, CallArgs, Kernel, KernelSpec } from '../../sim-core/ker
 import { chunkRanges, createExecutor, kernelRanges, type Executor, type RunOptions } from '../../sim-core/exec.ts';
 import { kernels as core } from '../../sim-core/kernels.ts';
 import { kernels as recsys } from '../../recsys/kernels.ts';
+import { kernels as candidates } from '../../recsys/candidateKernels.ts';
+import { kernels as fold } from '../../platform/foldKernels.ts';
 import { kernels as platform } from '../../platform/kernels.ts';
-import { keyOf } from '../../sim-core/rng.ts';
+import { hash, keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
 import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
 import { runScenario } from '../../runner/runScenario.ts';
@@ -91,8 +93,10 @@ async function declaredKernels(sequential: string[] = []): Promise<string[]> {
     for (const name of fs.readdirSync(dir)) {
       const p = path.join(dir, name);
       if (fs.statSync(p).isDirectory()) await walk(p);
-      else if (name === 'kernels.ts') {
-        const list = ((await import(pathToFileURL(p).href)) as { kernels: Record<string, AnyKernel> }).kernels;
+      else if (/[kK]ernels\.ts$/.test(name) && name !== 'gpuKernels.ts') {
+        // A folder's kernels.ts, and modules of kernels of their own (recsys/candidateKernels.ts).
+        const list = ((await import(pathToFileURL(p).href)) as { kernels?: Record<string, AnyKernel> }).kernels;
+        if (!list) continue;
         for (const k of Object.values(list)) {
           out.push(`${path.relative(ROOT, p)}:${k.name}`);
           if (k.spec.sequential) sequential.push(`${path.relative(ROOT, p)}:${k.name}`);
@@ -220,8 +224,8 @@ describe('kernel parity: inline and worker pool', () => {
       const part = sharedArray('u32', slices * (64 * 16 + 20) * 4);
       const lists = { clusterPosts: sharedArray('i32', 64 * 16), trending: sharedArray('i32', 20) };
       const tops = { kind, flags, cluster, rank, likes, recF, score, part, base: 1000, count: posts, stride, ranker, firstRow: 2000, sliceRows: 16384 };
-      await check.run(recsys.candidateTops, { ...tops, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, slices, { chunkRows: 2 });
-      await check.run(recsys.mergeTops, { part, ...lists, slices, topics: 64, perCluster: 16, trendingLen: 20 }, 65, { chunkRows: 8 });
+      await check.run(candidates.candidateTops, { ...tops, topics: 64, perCluster: 16, trending: 20, key: keyOf(3, 4, 5) }, slices, { chunkRows: 2 });
+      await check.run(candidates.mergeTops, { part, ...lists, slices, topics: 64, perCluster: 16, trendingLen: 20 }, 65, { chunkRows: 8 });
       // Rows before firstRow (ids below 3,000) never enter; the even clusters hold every eligible row (kinds 0 and 2).
       expect(lists.clusterPosts.every((id) => id === -1 || id >= 3000)).toBe(true);
       expect(lists.clusterPosts.filter((id) => id >= 3000).length).toBe(32 * 16);
@@ -245,6 +249,36 @@ describe('kernel parity: inline and worker pool', () => {
     const packedTarget = sharedArray('i32', total);
     await check.run(platform.packEvents, { evAction, evTarget, evStart, packedAction, packedTarget, users, maxEvents: E }, total);
     expect(packedTarget.every((t, i) => t >= 0 && evStart[Math.floor(t / 100)] + (t % 100) === i)).toBe(true);
+    {
+      // The daily rebuild's fold of new and dropped follows into the following rows, by 4 parts of rows
+      // (a short scenario run never reaches a rebuild's threaded fold).
+      const n = 5_000;
+      const deg = Array.from({ length: n }, (_, u) => hash(31, u) % 20);
+      const offsets = sharedArray('i32', n + 1);
+      for (let u = 0; u < n; u++) offsets[u + 1] = offsets[u] + deg[u];
+      const old = sharedArray('i32', offsets[n]);
+      old.forEach((_, j) => (old[j] = hash(32, j) % n));
+      const droppedList = Array.from({ length: offsets[n] }, (_, j) => j).filter((j) => hash(33, j) % 9 === 0);
+      const dropped = sharedArray('f64', droppedList.length + 1);
+      dropped.set([...droppedList, Infinity]);
+      const adds = Array.from({ length: n }, (_, u) => u).flatMap((u) => (hash(34, u) % 3 === 0 ? [[u, hash(35, u) % n], [u, hash(36, u) % n]] : []));
+      const addA = sharedArray('i32', adds.length);
+      addA.set(adds.map(([u]) => u));
+      const addB = sharedArray('i32', adds.length);
+      addB.set(adds.map(([, v]) => v));
+      const want: number[][] = Array.from({ length: n }, (_, u) => {
+        const row: number[] = [];
+        for (let j = offsets[u]; j < offsets[u + 1]; j++) if (hash(33, j) % 9 !== 0) row.push(old[j]);
+        return [...row, ...adds.filter(([a]) => a === u).map(([, v]) => v)];
+      });
+      const newOffsets = sharedArray('i32', n + 1);
+      for (let u = 0; u < n; u++) newOffsets[u + 1] = newOffsets[u] + want[u].length;
+      const bounds = sharedArray('f64', 5);
+      bounds.set([0, 1_200, 2_500, 3_100, n]);
+      const out = sharedArray('i32', newOffsets[n]);
+      await check.run(fold.foldRows, { offsets, targets: old, addA, addB, dropped, bounds, newOffsets, out }, 4, { parts: 4 });
+      expect(Array.from(out)).toEqual(want.flat());
+    }
     expect(check.mismatches).toEqual([]);
   });
 

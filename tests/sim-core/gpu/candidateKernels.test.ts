@@ -1,6 +1,6 @@
 /**
  * The candidate index's kernels in WGSL (recsys/candidateKernels.wgsl.ts) against their CPU
- * declarations (recsys/kernels.ts candidateTops and mergeTops), byte for byte through the webgpu
+ * declarations (recsys/candidateKernels.ts candidateTops and mergeTops), byte for byte through the webgpu
  * executor: the slices' entries (ids, f64 list keys, ties) and the merged lists, under every
  * ranker. Skips with one line when no adapter exists.
  */
