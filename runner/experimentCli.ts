@@ -33,6 +33,13 @@ export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): S
   return { index, count };
 }
 
+/** `--arms a,b,c` as a list (names checked against the experiment when it is planned). */
+function armsFlag(raw: string): string[] {
+  const names = raw.split(',').map((a) => a.trim());
+  if (names.some((a) => a === '')) throw new InputError(`--arms expects arm names separated by commas, e.g. --arms true,false (got "${raw}")`);
+  return [...new Set(names)];
+}
+
 const rel = (p: string) => {
   const r = path.relative(process.cwd(), p);
   return r === '' ? '.' : r.startsWith('..') ? p : r;
@@ -61,6 +68,8 @@ function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: Experimen
 export interface ExperimentFlags {
   out?: string;
   seeds?: number;
+  /** `--arms a,b`: only these arms (the reference among them). */
+  arms?: string[];
   jobs?: number;
   threads?: number;
   backend?: string;
@@ -73,7 +82,7 @@ export interface ExperimentFlags {
   quiet?: boolean;
   /** The `--llm*` values (flags.ts), when given. */
   llm?: string;
-  [llmOption: string]: string | number | boolean | undefined;
+  [llmOption: string]: string | string[] | number | boolean | undefined;
 }
 
 /** What a finished experiment reports: by default its effects table (formatEffects). */
@@ -92,7 +101,7 @@ export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, 
   const llm = llmOptions.safeParse(llmRunOptions(opts as Parameters<typeof llmRunOptions>[0]));
   if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
   await setupLlm(llm.data);
-  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, agents: opts.agents, hours: opts.hours, steps: opts.steps, stepSeconds: opts.stepSeconds, llm: llmFlags });
+  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, arms: opts.arms, agents: opts.agents, hours: opts.hours, steps: opts.steps, stepSeconds: opts.stepSeconds, llm: llmFlags });
   const label = opts.out ?? path.join('runs', e.name);
   const dir = path.resolve(label);
   prepareExperimentDir(plan, { dir, label, force: !!opts.force });
@@ -127,7 +136,8 @@ export function registerExperimentCommands(program: Command): void {
     .description('Plan and run an experiment (also: socsim experiment FILE ...): runs are child `socsim run` processes under DIR/runs/<id>; a re-run skips completed runs and resumes interrupted ones; then writes summary.arrow, effects.arrow and series.arrow')
     .argument('<file>', 'experiment file (.ts, export default defineExperiment({...}))')
     .option('--out <dir>', 'experiment directory (default: runs/<experiment name>)')
-    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000));
+    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000))
+    .option('--arms <names>', 'run only these arms, comma-separated, the reference among them (default: every arm)', armsFlag);
   addRunSetOptions(runCmd)
     .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
     .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
@@ -155,7 +165,7 @@ export function registerExperimentCommands(program: Command): void {
       const fileArg = fs.existsSync(json.file_abs) ? json.file_abs : json.file;
       const { experiment: e, file } = await loadExperiment(fileArg);
       const o = json.options;
-      const plan: Plan = await planExperiment(e, file, fileArg, { seeds: json.seeds.length, agents: o.agents, steps: o.steps, llm: o.llm });
+      const plan: Plan = await planExperiment(e, file, fileArg, { seeds: json.seeds.length, arms: json.arms, agents: o.agents, steps: o.steps, llm: o.llm });
       if (!samePlan(plan.json, json)) throw new InputError(`${fileArg} no longer gives the plan in ${dirArgs[0]}/experiment.json (it changed since the shards ran); run the experiment again`);
       const where = new Map<string, string>();
       const missing: PlannedRun[] = [];

@@ -74,6 +74,8 @@ export interface Plan {
 
 export interface PlanOptions {
   seeds?: number;
+  /** Run only these arms (the reference among them), in the experiment's order; absent: all. */
+  arms?: string[];
   agents?: number;
   hours?: number;
   steps?: number;
@@ -124,6 +126,17 @@ function stepsFor(o: PlanOptions, e: Experiment, scenario: Scenario, stepSeconds
   return Math.round(s);
 }
 
+/** The arms to run: `wanted` (`--arms`) checked against the experiment's, in the experiment's order. */
+function selectArms(e: Experiment, where: string, wanted: string[] | undefined): string[] {
+  const all = Object.keys(e.arms);
+  if (wanted === undefined) return all;
+  for (const a of wanted) {
+    if (!all.includes(a)) throw new InputError(`--arms: ${where} has no arm "${a}"; its arms are ${all.join(', ')}`);
+  }
+  if (!wanted.includes(e.reference)) throw new InputError(`--arms must include the reference arm "${e.reference}": every effect is a difference from it (e.g. --arms ${[e.reference, ...wanted].join(',')})`);
+  return all.filter((a) => wanted.includes(a));
+}
+
 /** Plans an experiment loaded from `file` (`fileArg` as the user gave it). */
 export async function planExperiment(experiment: Experiment, file: string, fileArg: string, o: PlanOptions = {}): Promise<Plan> {
   const e = experiment;
@@ -149,7 +162,7 @@ export async function planExperiment(experiment: Experiment, file: string, fileA
     ...(o.llm && o.llm.length > 0 && { llm: o.llm }),
   };
   const seeds = Array.from({ length: o.seeds ?? e.seeds }, (_, i) => i + 1);
-  const arms = Object.keys(e.arms);
+  const arms = selectArms(e, where, o.arms);
   const runs: PlannedRun[] = [];
   const ids = new Map<string, string>();
   for (const point of gridPoints(e.grid)) {

@@ -111,6 +111,21 @@ describe('socsim experiment', () => {
     TABLES.forEach((t, i) => expect(fs.readFileSync(path.join(two, t)).equals(tables[i]), t).toBe(true));
   });
 
+  it('--arms runs only the arms named (in the experiment\'s order): their runs and effects are those of the full experiment', () => {
+    const dir = path.join(tmp, 'arms');
+    const r = socsim(['experiment', FILE, '--out', dir, '--arms', 'high,base', '--jobs', '2', ...SMALL]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/4 runs: 4 ran/);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'experiment.json'), 'utf8')).arms).toEqual(['base', 'high']);
+    expect(fs.readdirSync(path.join(dir, 'runs')).sort()).toEqual(['base-s1', 'base-s2', 'high-s1', 'high-s2']);
+    expectSameFiles(dir, one, arrowFiles(path.join(dir, 'runs')).map((f) => path.join('runs', f)));
+    const effects = (d: string) => tableFromIPC(fs.readFileSync(path.join(d, 'effects.arrow'))).toArray().map((e) => ({ ...e }));
+    expect(effects(dir)).toEqual(effects(one).filter((e) => e.arm !== 'low'));
+    expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'low,high', ...SMALL]), /--arms must include the reference arm "base"/);
+    expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'base,hgih', ...SMALL]), /no arm "hgih"; its arms are base, low, high/);
+    expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'base,', ...SMALL]), /--arms expects arm names separated by commas/);
+  }, 120_000);
+
   it('refuses a directory that holds another plan, in one line', () => {
     expectOneLine(socsim(['experiment', FILE, '--out', two, '--seeds', '3', '--hours', '6', '--quiet']), /another plan.*--force/);
   });
