@@ -1,5 +1,5 @@
 /**
- * Parity of the kernel list across executors: every kernel declared in any `kernels.ts` runs on
+ * Parity of the kernel list across executors: every kernel declared in any kernel list runs on
  * the inline executor and on the worker pool over the same inputs, split into several chunks, and
  * must give the same bytes in every array it writes and the same partial results. Inputs come from
  * the code production runs: each bundled scenario (and the archetype layer against a local
@@ -18,6 +18,8 @@ import { kernels as recsys } from '../../recsys/kernels.ts';
 import { kernels as candidates } from '../../recsys/candidateKernels.ts';
 import { kernels as fold } from '../../platform/foldKernels.ts';
 import { kernels as platform } from '../../platform/kernels.ts';
+import { kernels as postBatch } from '../../platform/postBatch.ts';
+import { COUNTED_COLUMNS, KIND, SCALAR_COLUMNS } from '../../platform/posts.ts';
 import { hash, keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
 import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
@@ -93,8 +95,10 @@ async function declaredKernels(sequential: string[] = []): Promise<string[]> {
     for (const name of fs.readdirSync(dir)) {
       const p = path.join(dir, name);
       if (fs.statSync(p).isDirectory()) await walk(p);
-      else if (/[kK]ernels\.ts$/.test(name) && name !== 'gpuKernels.ts') {
-        // A folder's kernels.ts, and modules of kernels of their own (recsys/candidateKernels.ts).
+      else if (name.endsWith('.ts') && /^export const kernels = kernelList\(/m.test(fs.readFileSync(p, 'utf8'))) {
+        // Every module that declares a kernel list: a folder's kernels.ts, modules of kernels of
+        // their own (recsys/candidateKernels.ts) and kernels beside the code that calls them
+        // (platform/postBatch.ts).
         const list = ((await import(pathToFileURL(p).href)) as { kernels?: Record<string, AnyKernel> }).kernels;
         if (!list) continue;
         for (const k of Object.values(list)) {
@@ -278,6 +282,41 @@ describe('kernel parity: inline and worker pool', () => {
       const out = sharedArray('i32', newOffsets[n]);
       await check.run(fold.foldRows, { offsets, targets: old, addA, addB, dropped, bounds, newOffsets, out }, 4, { parts: 4 });
       expect(Array.from(out)).toEqual(want.flat());
+    }
+    // writePosts (apply's new rows): a short scenario run makes fewer posts a step than a chunk.
+    // 150,000 posts of every kind after 50,000 live rows whose content reshares copy.
+    {
+      const live = 50_000;
+      const made = 150_000;
+      const dim = 4;
+      const by = <T extends TypedArray>(a: T, f: (i: number) => number) => {
+        for (let i = 0; i < a.length; i++) a[i] = f(i);
+        return a;
+      };
+      const rows = live + made;
+      const cols = Object.fromEntries(
+        Object.entries(SCALAR_COLUMNS)
+          .filter(([name]) => !(COUNTED_COLUMNS as readonly string[]).includes(name))
+          .map(([name, type]) => [name, by(sharedArray(type, rows), (r) => (r < live ? (r * 2654435761) % 251 : 0))]),
+      );
+      const topic = sharedArray('f32', rows * dim);
+      for (let i = 0; i < live * dim; i++) topic[i] = Math.cos(i);
+      const base = 1_000_000;
+      const kinds = [KIND.original, KIND.repost, KIND.quote, KIND.comment];
+      const queued = {
+        newAuthor: by(sharedArray('i32', made), (i) => (i * 7) % 9000),
+        newKind: by(sharedArray('u8', made), (i) => kinds[i % 4]),
+        newParent: by(sharedArray('i32', made), (i) => (i % 4 === 0 ? -1 : base + ((i * 7919) % live))),
+        newRoot: by(sharedArray('i32', made), (i) => (i % 4 === 0 || i % 3 === 0 ? -1 : base + ((i * 104729) % live))),
+        newRootAuthor: by(sharedArray('i32', made), (i) => (i * 13) % 9000),
+        newDepth: by(sharedArray('i32', made), (i) => (i % 4 === 0 ? 0 : 1 + (i % 6))),
+        newStance: by(sharedArray('f32', made), (i) => Math.sin(i)),
+        newSrc: by(sharedArray('i32', made), (i) => i % 1000),
+        newPrev: by(sharedArray('i32', made), (i) => (i % 5 === 0 ? -1 : base + (i % live))),
+        srcTopic: by(sharedArray('f32', 1000 * dim), (i) => Math.sin(i * 3)),
+        srcCluster: by(sharedArray('u8', 1000), (i) => i % 64),
+      };
+      await check.run(postBatch.writePosts, { ...queued, ...cols, topic, row0: live, base, dim, stepNow: 7 } as never, made, { announced: true });
     }
     expect(check.mismatches).toEqual([]);
   });
