@@ -55,6 +55,35 @@ describe('cascade statistics (OASIS definitions)', () => {
     }
   });
 
+  it('small and large cascades alike: membership and scale against the direct computation, also for a track restored with a Set', () => {
+    // Users kept in an array while few, in a Set once many (SMALL_USERS): a cascade grows from 1 to
+    // 60 users, with repeats, and every user's membership is checked at every size.
+    const t = new CascadeTracker();
+    const depths = [0];
+    const authors = [500];
+    let s = 7;
+    for (let i = 0; i < 200; i++) {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      const user = (s >>> 8) % 60;
+      const depth = 1 + (i % 4);
+      t.add(9, 500, user, depth, 0);
+      depths.push(depth);
+      authors.push(user);
+      expect(t.stats(9)).toEqual(cascadeStats(depths, authors));
+      for (let u = 0; u < 60; u++) expect(t.has(9, u), `user ${u} after ${i + 1} adds`).toBe(authors.includes(u));
+      expect(t.has(9, 500)).toBe(true);
+    }
+    // A checkpoint written before the arrays held each track's users as a Set.
+    const old = new CascadeTracker();
+    old.add(4, 1, 2, 1, 0);
+    const track = (old as unknown as { tracks: Map<number, { users: unknown }> }).tracks.get(4)!;
+    track.users = new Set([1, 2]);
+    expect([old.has(4, 2), old.has(4, 3)]).toEqual([true, false]);
+    old.add(4, 1, 3, 2, 1);
+    old.add(4, 1, 2, 2, 1);
+    expect(old.stats(4)).toEqual(cascadeStats([0, 1, 2, 2], [1, 2, 3, 2]));
+  });
+
   it('an aggregate without a root post (a story posted by several seeds)', () => {
     const t = new CascadeTracker();
     for (const u of [10, 11, 12]) t.add(-1, -1, u, 0, 0);
