@@ -47,7 +47,9 @@ const none = (e: Effect) => expect([e.diff, e.diff_ci_low, e.diff_ci_high], JSON
 
 describe('phenomena', () => {
   it('herding (Muchnik et al. 2013): an up-vote at creation raises the score others give', () => {
-    const e = experiment('herding', ['--agents', '10000', '--hours', '36', '--seeds', '8']);
+    // The herding arm alone (its up and control groups; the no-herding arm is not asserted here):
+    // on 8 seeds the difference was 0.62 [0.54, 0.69], so 4 seeds resolve it.
+    const e = experiment('herding', ['--agents', '10000', '--hours', '36', '--seeds', '4', '--arms', 'herding']);
     positive(find(e, 'herding', 'final_score', 'up'));
     // positive_share (the share of up-votes among all votes a post got): reported, not asserted.
     // Muchnik et al.'s positivity effect is on the first vote; over all votes it is diluted here
@@ -78,7 +80,7 @@ describe('phenomena', () => {
   }, 600_000);
 
   it('polarization: the interest ranker narrows exposure against random feeds', () => {
-    const e = experiment('polarization', ['--agents', '10000', '--hours', '36', '--seeds', '4']);
+    const e = experiment('polarization', ['--agents', '10000', '--hours', '36', '--seeds', '4', '--arms', 'random,x-interest']);
     negative(find(e, 'x-interest', 'exposure_diversity'));
     positive(find(e, 'x-interest', 'echo_chamber_index'));
     // Polarization itself: reported, not asserted (see the README's table).
