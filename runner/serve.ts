@@ -223,6 +223,9 @@ function eventsTopic(rawUrl: string): string | null {
   return rel.split('/').every((s) => SEGMENT.test(s)) ? rel : null;
 }
 
+/** Files (or ranges) up to this size are read whole before they are sent (sendFile). */
+const SNAPSHOT_BYTES = 64 * 1024 * 1024;
+
 export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   const runDir = path.resolve(o.runDir);
   const appDir = path.resolve(o.appDir ?? dashboardDir());
@@ -261,9 +264,27 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
       return;
     }
     const start = range?.start ?? 0;
-    const end = range?.end ?? size - 1;
-    const length = size === 0 ? 0 : end - start + 1;
+    let end = range?.end ?? size - 1;
+    let length = size === 0 ? 0 : end - start + 1;
+    // A live run's tables change under an open file: an append first writes past the new end, then
+    // truncates to it (sim-core/io/arrowFile.ts), so bytes streamed after the size was taken could
+    // come up short of the content-length (a live dashboard once failed a fetch that way, and
+    // stalled on it). Up to SNAPSHOT_BYTES, the bytes are read first and the length is what was read.
+    let body: Buffer | undefined;
+    if (req.method !== 'HEAD' && length > 0 && length <= SNAPSHOT_BYTES) {
+      body = Buffer.allocUnsafe(length);
+      let got = 0;
+      for (let n = 1; got < length && n > 0; got += n) n = fs.readSync(fd, body, got, length - got, start + got);
+      fs.closeSync(fd);
+      body = body.subarray(0, got);
+      length = got;
+      end = start + got - 1;
+    }
     res.writeHead(range ? 206 : 200, { ...base, 'content-length': String(length), ...(range && { 'content-range': `bytes ${start}-${end}/${size}` }) });
+    if (body) {
+      res.end(body);
+      return;
+    }
     if (req.method === 'HEAD' || length === 0) {
       fs.closeSync(fd);
       res.end();

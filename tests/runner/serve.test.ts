@@ -232,6 +232,42 @@ describe('runner/serve.ts', () => {
     }
   });
 
+  it('serves a table that a run appends to in place (past the end, then truncated back) with its length right, whichever state a request meets', async () => {
+    // Another process does what an Arrow append does to a file (sim-core/io/arrowFile.ts): writes
+    // past the new end, then truncates to it; the file is 100 KB long, or longer for a moment. A
+    // response's content-length once came from a long state and its bytes from the short one.
+    const dir = path.join(tmp, 'appended');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest));
+    const file = path.join(dir, 'metrics.arrow');
+    fs.writeFileSync(file, Buffer.alloc(100_000, 7));
+    const script = `const fs = require('fs'); const fd = fs.openSync(process.argv[1], 'r+'); const junk = Buffer.alloc(200_000, 9);
+      const end = Date.now() + 4000; while (Date.now() < end) { fs.writeSync(fd, junk, 0, junk.length, 100_000); fs.ftruncateSync(fd, 100_000); }`;
+    const writer = spawn(process.execPath, ['-e', script, file], { stdio: 'ignore' });
+    const s = await startServer({ runDir: dir, appDir, port: 0, watch: false });
+    try {
+      const lengths = new Set<number>();
+      let failed = 0;
+      for (let k = 0; k < 400; k++) {
+        try {
+          const r = await fetch(`http://127.0.0.1:${s.port}/run/metrics.arrow`);
+          const body = Buffer.from(await r.arrayBuffer());
+          expect(Number(r.headers.get('content-length'))).toBe(body.length);
+          lengths.add(body.length);
+        } catch {
+          failed++;
+        }
+      }
+      expect(failed).toBe(0);
+      // Whatever the moment (the write itself extends the file page by page), never short of the
+      // table nor past the longest state.
+      expect([...lengths].every((n) => n >= 100_000 && n <= 300_000), [...lengths].join(' ')).toBe(true);
+    } finally {
+      writer.kill();
+      await s.close();
+    }
+  });
+
   it('answers only to loopback Host headers while bound to loopback (DNS rebinding)', async () => {
     expect((await get(server.port, '/run/manifest.json', { host: 'evil.example' })).status).toBe(403);
     expect((await get(server.port, '/run/manifest.json', { host: `evil.example:${server.port}` })).status).toBe(403);
