@@ -226,6 +226,17 @@ function eventsTopic(rawUrl: string): string | null {
 /** Files (or ranges) up to this size are read whole before they are sent (sendFile). */
 const SNAPSHOT_BYTES = 64 * 1024 * 1024;
 
+/** Up to `length` bytes of the open file from `position`: fewer where the file now ends sooner. */
+function readAt(fd: number, length: number, position: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, got, length - got, position + got);
+    got += n;
+    if (n === 0 || got === length) return buf.subarray(0, got);
+  }
+}
+
 export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   const runDir = path.resolve(o.runDir);
   const appDir = path.resolve(o.appDir ?? dashboardDir());
@@ -272,13 +283,13 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     // stalled on it). Up to SNAPSHOT_BYTES, the bytes are read first and the length is what was read.
     let body: Buffer | undefined;
     if (req.method !== 'HEAD' && length > 0 && length <= SNAPSHOT_BYTES) {
-      body = Buffer.allocUnsafe(length);
-      let got = 0;
-      for (let n = 1; got < length && n > 0; got += n) n = fs.readSync(fd, body, got, length - got, start + got);
-      fs.closeSync(fd);
-      body = body.subarray(0, got);
-      length = got;
-      end = start + got - 1;
+      try {
+        body = readAt(fd, length, start);
+      } finally {
+        fs.closeSync(fd);
+      }
+      length = body.length;
+      end = start + length - 1;
     }
     res.writeHead(range ? 206 : 200, { ...base, 'content-length': String(length), ...(range && { 'content-range': `bytes ${start}-${end}/${size}` }) });
     if (body) {
