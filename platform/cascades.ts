@@ -1,3 +1,7 @@
+import type { Executor } from '../sim-core/exec.ts';
+import { sharedArray } from '../sim-core/table.ts';
+import { DEPTH, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, restoreTrack, shardOf, trackHas, type Shards } from './cascadeShards.ts';
+
 /**
  * Tree statistics as OASIS measures cascades: for a root post and the posts of its tree at any
  * depth, the scale is the number of unique users taking part (the root's author included), the
@@ -28,117 +32,247 @@ export function cascadeStats(depths: ArrayLike<number>, authors: ArrayLike<numbe
   return { scale: users.size, depth, maxBreadth, size: depths.length };
 }
 
-/**
- * Most cascades stay small (on Twitter most are a root and a reshare or two), so a track keeps its
- * users in a plain array, searched in place, until it holds SMALL_USERS of them, and in a Set from
- * then on: a reshare that opens a cascade allocates no Set. Cascade bookkeeping was half of
- * apply's walk at 1M agents (18-19 ms a step without it, 35 with); this took the walk from 34-37
- * to 27-35 ms a step (2026-11-28, 2 cores).
- */
-const SMALL_USERS = 16;
-
-/** The track's users (an array while small, a Set once large: checkpoints hold either). */
-type Users = number[] | Set<number>;
-
-function usersHas(u: Users, user: number): boolean {
-  if (!Array.isArray(u)) return u.has(user);
-  for (let i = 0; i < u.length; i++) if (u[i] === user) return true;
-  return false;
-}
-
-interface Track {
-  users: Users;
+/** A track as checkpoints written before 2026-11-28 held it (restored through the setters below). */
+interface OldTrack {
+  users: number[] | Set<number>;
   breadth: number[];
   depth: number;
   size: number;
   lastStep: number;
 }
 
+/** Reshares or comments to record in their trees, in walk order (apply's walk queues them). */
+export class Joins {
+  n = 0;
+  root = new Int32Array(1024);
+  rootAuthor = new Int32Array(1024);
+  user = new Int32Array(1024);
+  depth = new Int32Array(1024);
+  /** Bucketed by shard for the kernel (joinAll). */
+  start = sharedArray('i32', SHARDS + 1);
+  byShard = { root: sharedArray('i32', 0), rootAuthor: sharedArray('i32', 0), user: sharedArray('i32', 0), depth: sharedArray('i32', 0) };
+
+  push(root: number, rootAuthor: number, user: number, depth: number): void {
+    if (this.n === this.root.length) {
+      for (const f of ['root', 'rootAuthor', 'user', 'depth'] as const) {
+        const a = new Int32Array(this.n * 2);
+        a.set(this[f]);
+        this[f] = a;
+      }
+    }
+    const i = this.n++;
+    this.root[i] = root;
+    this.rootAuthor[i] = rootAuthor;
+    this.user[i] = user;
+    this.depth[i] = depth;
+  }
+}
+
+/** Shards per chunk of the tracker's kernels: 16 chunks, for the threads to share. */
+const CHUNK_SHARDS = SHARDS / 16;
+
 /**
  * Incremental version for a running simulation: cascades are opened lazily at their first reshare
  * (with the root's author at depth 0) and forgotten once idle for longer than the caller's window.
+ *
+ * The tracks live in typed arrays split into shards by root (cascadeShards.ts), not in a Map of
+ * objects, so that a step's joins and the prune run on the threads, a shard at a time: at 1M
+ * agents apply's walk spent half its time adding to the Map (~9k joins a step at ~1 us each, each
+ * a few cache misses), on one thread. The arrays are plain data, so a checkpoint saves them as
+ * they are. Its fields are the `Shards` the kernels take.
  */
-export class CascadeTracker {
-  private readonly tracks = new Map<number, Track>();
-  private readonly changed = new Set<number>();
-  /**
-   * The roots touched at each step (a root once per step it was touched), so that prune reads
-   * only the steps it forgets instead of every tracked cascade (5 ms a step at 1M agents).
-   */
-  private readonly touched = new Map<number, number[]>();
+export class CascadeTracker implements Shards {
+  capI = 64;
+  capR = 32;
+  capE = 128;
+  index = sharedArray('i32', SHARDS * this.capI);
+  recs = sharedArray('i32', SHARDS * this.capR * REC);
+  entries = sharedArray('i32', SHARDS * this.capE * ENT);
+  head = sharedArray('i32', SHARDS * HEAD);
+  free = sharedArray('i32', SHARDS * this.capR);
+  marked = sharedArray('i32', SHARDS * this.capR);
+  private epoch = 1;
 
   /** Records a post at `depth` by `user` in the cascade of `root` (authored by rootAuthor). */
   add(root: number, rootAuthor: number, user: number, depth: number, step: number): void {
-    let t = this.tracks.get(root);
-    if (!t) {
-      // A negative rootAuthor opens an aggregate without a root post (e.g. a story posted by
-      // several seeds, each added at depth 0).
-      t = rootAuthor >= 0 ? { users: [rootAuthor], breadth: [1], depth: 0, size: 1, lastStep: step } : { users: [], breadth: [], depth: 0, size: 0, lastStep: step };
-      this.tracks.set(root, t);
-      this.touch(root, step);
-    } else if (t.lastStep !== step) this.touch(root, step);
-    const u = t.users;
-    if (!Array.isArray(u)) u.add(user);
-    else if (!usersHas(u, user)) {
-      if (u.length < SMALL_USERS) u.push(user);
-      else t.users = new Set([...u, user]);
+    const p = shardOf(root);
+    if (!this.fits(p, 1)) {
+      const counts = new Int32Array(SHARDS);
+      counts[p] = 1;
+      this.relayoutHere(counts);
     }
-    t.breadth[depth] = (t.breadth[depth] ?? 0) + 1;
-    if (depth > t.depth) t.depth = depth;
-    t.size++;
-    t.lastStep = step;
-    this.changed.add(root);
+    joinTrack(this, p, root, rootAuthor, user, depth, step, this.epoch);
   }
 
-  private touch(root: number, step: number): void {
-    const roots = this.touched.get(step);
-    if (roots) roots.push(root);
-    else this.touched.set(step, [root]);
+  /** Records joins[0, n) (as `add` would one by one) on the threads, a shard at a time; empties the list. */
+  async joinAll(exec: Executor, joins: Joins, step: number): Promise<void> {
+    const n = joins.n;
+    if (n === 0) return;
+    const { start } = joins;
+    const counts = new Int32Array(SHARDS);
+    for (let j = 0; j < n; j++) counts[shardOf(joins.root[j])]++;
+    await this.reserve(counts, exec);
+    start[0] = 0;
+    for (let p = 0; p < SHARDS; p++) start[p + 1] = start[p] + counts[p];
+    let b = joins.byShard;
+    if (b.root.length < n) {
+      const cap = Math.ceil(n * 1.25);
+      b = joins.byShard = { root: sharedArray('i32', cap), rootAuthor: sharedArray('i32', cap), user: sharedArray('i32', cap), depth: sharedArray('i32', cap) };
+    }
+    const at = start.slice(0, SHARDS);
+    for (let j = 0; j < n; j++) {
+      const i = at[shardOf(joins.root[j])]++;
+      b.root[i] = joins.root[j];
+      b.rootAuthor[i] = joins.rootAuthor[j];
+      b.user[i] = joins.user[j];
+      b.depth[i] = joins.depth[j];
+    }
+    joins.n = 0;
+    await exec.run(K.joinTracks, { start, ...b, ...this.arrays(), step, epoch: this.epoch }, SHARDS, { chunkRows: CHUNK_SHARDS });
   }
 
   /** Whether `user` is in the tracked cascade of `root` (its root's author counts). */
   has(root: number, user: number): boolean {
-    const t = this.tracks.get(root);
-    return t !== undefined && usersHas(t.users, user);
+    return trackHas(this, root, user);
   }
 
   stats(root: number): CascadeStats | undefined {
-    const t = this.tracks.get(root);
-    if (!t) return undefined;
-    let maxBreadth = 0;
-    for (const b of t.breadth) if ((b ?? 0) > maxBreadth) maxBreadth = b;
-    return { scale: Array.isArray(t.users) ? t.users.length : t.users.size, depth: t.depth, maxBreadth, size: t.size };
+    const p = shardOf(root);
+    const k = findTrack(this, p, root);
+    if (k < 0) return undefined;
+    const o = (p * this.capR + k) * REC;
+    const R = this.recs;
+    return { scale: R[o + SCALE], depth: R[o + DEPTH], maxBreadth: R[o + MAX_BREADTH], size: R[o + SIZE] };
   }
 
   /** Roots changed since the last call, in increasing root order, with their current statistics. */
   drainChanged(): Array<[number, CascadeStats]> {
-    const roots = [...this.changed].sort((a, b) => a - b);
-    this.changed.clear();
-    return roots.map((r) => [r, this.stats(r)!]);
+    const roots: number[] = [];
+    for (let p = 0; p < SHARDS; p++) {
+      const o = p * this.capR;
+      for (let i = 0; i < this.head[p * HEAD + MARKED]; i++) roots.push(this.marked[o + i]);
+      this.head[p * HEAD + MARKED] = 0;
+    }
+    this.epoch++;
+    return roots.sort((a, b) => a - b).map((r) => [r, this.stats(r)!]);
   }
 
   /**
-   * Forgets cascades with no activity since `step` (their last cascades.arrow row is final). An
-   * aggregate without a root post (negative key: the scenario's story) is kept, so the story_*
-   * metrics report its totals for the whole run instead of dropping to 0 once it goes quiet.
+   * Forgets cascades with no activity since `step` (their last cascades.arrow row is final), on the
+   * threads with an executor. An aggregate without a root post (negative key: the scenario's story)
+   * is kept, so the story_* metrics report its totals for the whole run instead of dropping to 0
+   * once it goes quiet. Call it after drainChanged, not between a change and the drain.
    */
-  prune(step: number): void {
-    if (this.touched.size === 0) {
-      // Tracks restored from a checkpoint written before `touched` existed: index them once.
-      for (const [r, t] of this.tracks) this.touch(r, t.lastStep);
-    }
-    // A cascade last touched before `step` is among the roots touched at its last step.
-    for (const [s, roots] of this.touched) {
-      if (s >= step) continue;
-      for (const r of roots) {
-        const t = this.tracks.get(r);
-        if (r >= 0 && t && t.lastStep < step) this.tracks.delete(r);
-      }
-      this.touched.delete(s);
-    }
+  async prune(step: number, exec?: Executor): Promise<void> {
+    if (exec) await exec.run(K.pruneTracks, { ...this.arrays(), step }, SHARDS, { chunkRows: CHUNK_SHARDS });
+    else for (let p = 0; p < SHARDS; p++) pruneShard(this, p, step);
   }
 
   get size(): number {
-    return this.tracks.size;
+    let n = 0;
+    for (let p = 0; p < SHARDS; p++) n += this.head[p * HEAD + LIVE];
+    return n;
   }
+
+  private arrays() {
+    const { index, recs, entries, head, free, marked, capI, capR, capE } = this;
+    return { index, recs, entries, head, free, marked, capI, capR, capE };
+  }
+
+  /**
+   * Room for counts[p] joins in each shard p: each may open a record (an index slot, a record and a
+   * mark) and take three entries (the root's author's, the user's and a breadth). Otherwise every
+   * shard moves to arrays with four times the room the fullest shard needs, its stale entries left out.
+   */
+  private async reserve(counts: Int32Array, exec: Executor): Promise<void> {
+    for (let p = 0; p < SHARDS; p++) {
+      if (!this.fits(p, counts[p])) return this.relayout(counts, exec);
+    }
+  }
+
+  private fits(p: number, J: number): boolean {
+    const h = p * HEAD;
+    const H = this.head;
+    return (H[h + LIVE] + J) * 2 <= this.capI && H[h + USED] + J <= this.capR && H[h + MARKED] + J <= this.capR && (H[h + TAKEN] + 3 * J) * 2 <= this.capE;
+  }
+
+  /**
+   * Moves every shard to arrays with room for counts[p] more joins in shard p (grown), on the
+   * threads with an executor (at 10M agents a move is ~100 MB, and it was most of a step).
+   */
+  private async relayout(counts: Int32Array, exec: Executor): Promise<void> {
+    const { recs, entries, free, marked, capR, capE } = this;
+    const live = (await exec.run(K.countLiveEntries, { recs, entries, capR, capE }, SHARDS, { chunkRows: CHUNK_SHARDS })).flat();
+    const next = this.grown(counts, live);
+    // The new arrays' pages are faulted in on this thread first: the kernel faulting them in on
+    // two threads took 240 ms against 70 + 21 here (67 MB of entries, 2 cores, 2026-11-28).
+    for (const a of [next.index, next.recs, next.entries, next.free, next.marked]) a.fill(0);
+    await exec.run(K.moveShards, { ...next, oldRecs: recs, oldEntries: entries, oldFree: free, oldMarked: marked, oldCapR: capR, oldCapE: capE }, SHARDS, { chunkRows: CHUNK_SHARDS });
+    Object.assign(this, next);
+  }
+
+  /** relayout on this thread. */
+  private relayoutHere(counts: Int32Array): void {
+    const next = this.grown(counts, Array.from({ length: SHARDS }, (_, p) => liveEntries(this, p)));
+    for (let p = 0; p < SHARDS; p++) moveShard(this, next, p);
+    Object.assign(this, next);
+  }
+
+  /**
+   * Empty arrays with room for counts[p] more joins in shard p beside `live[p]` live entries: four
+   * times what the fullest shard needs where it lacked room (stale entries are not moved).
+   */
+  private grown(counts: Int32Array, live: readonly number[]): Shards {
+    const { capI, capR, capE, head: H } = this;
+    const pow2 = (x: number, min: number) => {
+      let c = min;
+      while (c < x) c *= 2;
+      return c;
+    };
+    let needI = 0;
+    let needR = 0;
+    let needE = 0;
+    for (let p = 0; p < SHARDS; p++) {
+      const J = counts[p];
+      needI = Math.max(needI, H[p * HEAD + LIVE] + J);
+      needR = Math.max(needR, H[p * HEAD + USED] + J, H[p * HEAD + MARKED] + J);
+      needE = Math.max(needE, live[p] + 3 * J);
+    }
+    const nI = needI * 2 <= capI ? capI : pow2(needI * 4, capI);
+    const nR = needR <= capR ? capR : pow2(needR * 2, capR);
+    const nE = needE * 2 <= capE ? capE : pow2(needE * 4, capE);
+    return {
+      index: sharedArray('i32', SHARDS * nI),
+      recs: sharedArray('i32', SHARDS * nR * REC),
+      entries: sharedArray('i32', SHARDS * nE * ENT),
+      head: H,
+      free: sharedArray('i32', SHARDS * nR),
+      marked: sharedArray('i32', SHARDS * nR),
+      capI: nI,
+      capR: nR,
+      capE: nE,
+    };
+  }
+
+  /**
+   * Checkpoints written before the sharded layout saved a Map of track objects (`tracks`), a Set
+   * of changed roots (`changed`) and the roots touched per step (`touched`): the restore assigns
+   * those fields by name, and these setters rebuild the tracks from them.
+   */
+  set tracks(old: Map<number, OldTrack>) {
+    for (const [root, t] of old) {
+      const p = shardOf(root);
+      const counts = new Int32Array(SHARDS);
+      counts[p] = 1 + t.size;
+      if (!this.fits(p, counts[p])) this.relayoutHere(counts);
+      restoreTrack(this, p, root, [...t.users], t.breadth, t.depth, t.size, t.lastStep);
+    }
+  }
+
+  set changed(roots: Set<number>) {
+    for (const r of roots) markTrack(this, shardOf(r), findTrack(this, shardOf(r), r), this.epoch);
+  }
+
+  /** The saved `touched` index: the sharded layout prunes without it. */
+  set touched(_: unknown) {}
 }

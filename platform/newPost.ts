@@ -5,6 +5,7 @@
  * (postBatch.ts), which shares the trees' bookkeeping (joinTree) and treeOf.
  */
 import { uniform } from '../sim-core/rng.ts';
+import type { Joins } from './cascades.ts';
 import { FLAG, KIND, type NewPost } from './posts.ts';
 import type { SocialState } from './state.ts';
 import { nearestPrototype } from './topicDots.ts';
@@ -54,18 +55,31 @@ export function treeOf(s: SocialState, pr: number, kind: number): { root: number
   return same ? { root: c.root[pr], depth: c.depth[pr] + 1, rootAuthor: c.root_author[pr] } : { root: s.posts.base + pr, depth: 1, rootAuthor: c.author[pr] };
 }
 
+/** Joins queued for the trees by apply's walk (recorded after it, on the threads: cascades.ts joinAll). */
+export interface TreeJoins {
+  cascades: Joins;
+  conversations: Joins;
+}
+
 /**
  * Records a reply (a reshare or comment, at `depth` of the tree of `root`) in its tree: a repost or
  * quote in the reshare cascade, and in the story's aggregate when it carries the story flag and in
- * the injected story's reach when its parent has a tag; a comment in the conversation.
+ * the injected story's reach when its parent has a tag; a comment in the conversation. With
+ * `joins`, the cascade and conversation records are queued there instead (the story's reach is
+ * recorded at once).
  */
-export function joinTree(s: SocialState, kind: number, root: number, rootAuthor: number, author: number, depth: number, step: number, story: boolean, tagged: boolean): void {
+export function joinTree(s: SocialState, kind: number, root: number, rootAuthor: number, author: number, depth: number, step: number, story: boolean, tagged: boolean, joins?: TreeJoins): void {
   if (!isReshare(kind)) {
-    s.conversations.add(root, rootAuthor, author, depth, step);
+    if (joins) joins.conversations.push(root, rootAuthor, author, depth);
+    else s.conversations.add(root, rootAuthor, author, depth, step);
     return;
   }
-  s.cascades.add(root, rootAuthor, author, depth, step);
-  if (story) s.cascades.add(-1, -1, author, depth, step);
+  if (joins) joins.cascades.push(root, rootAuthor, author, depth);
+  else s.cascades.add(root, rootAuthor, author, depth, step);
+  if (story) {
+    if (joins) joins.cascades.push(-1, -1, author, depth);
+    else s.cascades.add(-1, -1, author, depth, step);
+  }
   if (tagged) s.stories.share(root, author, depth);
 }
 

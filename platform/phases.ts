@@ -18,7 +18,8 @@ import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { COUNTED_COLUMNS, FLAG, KIND } from './posts.ts';
-import { addPost, joinTree, treeOf, type PostSpec } from './newPost.ts';
+import { addPost, joinTree, treeOf, type PostSpec, type TreeJoins } from './newPost.ts';
+import { Joins } from './cascades.ts';
 import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, SOCIAL_PROOF, attentionTable, kernels as K } from './kernels.ts';
@@ -164,6 +165,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   // follower counts), for a device executor's copies (state.ts announceHostWrites).
   const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList() };
   const batch = new PostBatch();
+  const joins: TreeJoins = { cascades: new Joins(), conversations: new Joins() };
   return {
     name: 'apply',
     state: s,
@@ -306,8 +308,11 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // below, would otherwise hold the walk's last registers, among them the post columns a
       // growth in batch.write replaces, past releaseArrays.
       const walk = (): void => {
+        // The cascades the user joined this step: their joins are recorded after the walk.
+        const mine: number[] = [];
         for (let k = 0; k < n; k++) {
           const u = s.active[k];
+          mine.length = 0;
           log(u, A.refresh, -1);
           for (let i = 0; tagged && i < s.feedLen[k]; i++) {
             const r = P.rowOf(s.feed[k * F + i]);
@@ -338,7 +343,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
                 // at most once (by a repost or a quote), and the root's author is in it from the
                 // start: a second reshare does not happen, nor is it logged.
                 const t = treeOf(s, r, kind);
-                if (act !== A.comment && (t.rootAuthor === u || s.cascades.has(t.root, u))) continue;
+                if (act !== A.comment) {
+                  if (t.rootAuthor === u || s.cascades.has(t.root, u) || mine.includes(t.root)) continue;
+                  mine.push(t.root);
+                }
                 if (act === A.repost) c.reposts[r]++;
                 else if (act === A.quote) c.quotes[r]++;
                 else c.comments[r]++;
@@ -346,7 +354,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
                 const ps = c.stance[r];
                 const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
                 queue(u, kind, target, t.root, t.rootAuthor, t.depth, stance, -1);
-                joinTree(s, kind, t.root, t.rootAuthor, u, t.depth, ctx.step, (c.flags[r] & FLAG.story) !== 0, c.tag[r] !== 0);
+                joinTree(s, kind, t.root, t.rootAuthor, u, t.depth, ctx.step, (c.flags[r] & FLAG.story) !== 0, c.tag[r] !== 0, joins);
                 log(u, act, target);
                 continue;
               }
@@ -380,6 +388,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         walk();
       } finally {
         await batch.write(world.exec, s, ctx.step, postTopic, postCluster);
+        await s.cascades.joinAll(world.exec, joins.cascades, ctx.step);
+        await s.conversations.joinAll(world.exec, joins.conversations, ctx.step);
       }
       announceHostWrites(world, s, wrote);
       // The post table doubled: its old columns go back now, not at some later collection (10M
@@ -549,8 +559,8 @@ export function maintainPhase(s: SocialState): Phase {
       const w = windowSteps(s.cfg, world.stepSeconds);
       s.minStep = Math.max(0, ctx.step + 2 - w);
       await flush(world, s.posts.rowsBefore(s.minStep));
-      s.cascades.prune(ctx.step + 1 - w);
-      s.conversations.prune(ctx.step + 1 - w);
+      await s.cascades.prune(ctx.step + 1 - w, world.exec);
+      await s.conversations.prune(ctx.step + 1 - w, world.exec);
       ctx.metric('posts_in_window', s.posts.live);
 
       const rebuild = (ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0);

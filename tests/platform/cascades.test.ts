@@ -1,5 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { CascadeTracker, cascadeStats } from '../../platform/cascades.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createExecutor } from '../../sim-core/exec.ts';
+import { readCheckpoint, writeCheckpoint } from '../../sim-core/checkpoint.ts';
+import { CascadeTracker, Joins, cascadeStats } from '../../platform/cascades.ts';
+
+const pool = createExecutor(3);
+afterAll(() => pool.close());
 
 describe('cascade statistics (OASIS definitions)', () => {
   it('a hand-built cascade: scale counts unique users, depth the deepest level, breadth the widest', () => {
@@ -15,7 +23,7 @@ describe('cascade statistics (OASIS definitions)', () => {
     expect(cascadeStats([0], [7])).toEqual({ scale: 1, depth: 0, maxBreadth: 1, size: 1 });
   });
 
-  it('the incremental tracker agrees with the direct computation and reports changed roots', () => {
+  it('the incremental tracker agrees with the direct computation and reports changed roots', async () => {
     const t = new CascadeTracker();
     t.add(100, 1, 2, 1, 0);
     t.add(100, 1, 3, 1, 0);
@@ -27,37 +35,65 @@ describe('cascade statistics (OASIS definitions)', () => {
     const changed = t.drainChanged();
     expect(changed.map(([r]) => r)).toEqual([100]);
     expect(changed[0][1]).toEqual(cascadeStats([0, 1, 1, 2, 2, 3], [1, 2, 3, 4, 2, 5]));
-    t.prune(1);
+    await t.prune(1);
     expect(t.stats(200)).toBeUndefined();
     expect(t.stats(100)?.scale).toBe(5);
   });
 
-  it('prune forgets exactly the cascades idle since before its step', () => {
-    // Random adds over 60 steps and a prune per step against a plain record of each root's last
-    // step (roots come back after being forgotten, and some are touched many times a step).
-    const t = new CascadeTracker();
-    const last = new Map<number, number>();
+  it('prune forgets exactly the cascades idle since before its step; reopened ones start afresh; joins on the threads as one by one', async () => {
+    // Random joins over 60 steps and a prune per step against a plain record of each root's posts
+    // (roots come back after being forgotten, some are touched many times a step, and enough roots
+    // live at once that the arrays grow and freed records are reused). One tracker takes the joins
+    // one by one, the other a step's at once on 3 threads (joinAll), and prunes there too.
+    const one = new CascadeTracker();
+    const batched = new CascadeTracker();
+    const joins = new Joins();
+    const posts = new Map<number, { depths: number[]; authors: number[]; last: number }>();
     let s = 1;
     const rnd = (n: number) => {
       s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-      return s % n;
+      return (s >>> 8) % n;
     };
     for (let step = 0; step < 60; step++) {
-      for (let i = 0; i < 40; i++) {
-        const root = rnd(30);
-        t.add(root, 1000 + root, rnd(50), 1 + rnd(3), step);
-        last.set(root, step);
+      for (let i = 0; i < 400; i++) {
+        const root = rnd(3000);
+        const user = rnd(50);
+        const depth = 1 + rnd(12); // breadths in the record and, past depth 7, entries
+        one.add(root, 1000 + root, user, depth, step);
+        joins.push(root, 1000 + root, user, depth);
+        const p = posts.get(root) ?? { depths: [0], authors: [1000 + root], last: step };
+        p.depths.push(depth);
+        p.authors.push(user);
+        p.last = step;
+        posts.set(root, p);
       }
+      await batched.joinAll(pool, joins, step);
+      const want = [...posts].filter(([, p]) => p.last === step).map(([r, p]) => [r, cascadeStats(p.depths, p.authors)]);
+      want.sort((a, b) => (a[0] as number) - (b[0] as number));
+      expect(one.drainChanged()).toEqual(want);
+      expect(batched.drainChanged()).toEqual(want);
       const window = 1 + rnd(6);
-      t.prune(step + 1 - window);
-      for (const [r, l] of [...last]) if (l < step + 1 - window) last.delete(r);
-      for (let r = 0; r < 30; r++) expect(t.stats(r) !== undefined).toBe(last.has(r));
+      await one.prune(step + 1 - window);
+      await batched.prune(step + 1 - window, pool);
+      for (const [r, p] of [...posts]) if (p.last < step + 1 - window) posts.delete(r);
+      expect([one.size, batched.size]).toEqual([posts.size, posts.size]);
+      const wrong: string[] = [];
+      for (const t of [one, batched]) {
+        for (let r = 0; r < 3000; r++) {
+          const p = posts.get(r);
+          const want = p && cascadeStats(p.depths, p.authors);
+          if (JSON.stringify(t.stats(r)) !== JSON.stringify(want)) wrong.push(`stats of ${r}`);
+          const u = rnd(60);
+          if (t.has(r, u) !== (p !== undefined && p.authors.includes(u))) wrong.push(`root ${r} user ${u}`);
+        }
+      }
+      expect(wrong, `step ${step}`).toEqual([]);
     }
   });
 
-  it('small and large cascades alike: membership and scale against the direct computation, also for a track restored with a Set', () => {
-    // Users kept in an array while few, in a Set once many (SMALL_USERS): a cascade grows from 1 to
-    // 60 users, with repeats, and every user's membership is checked at every size.
+  it('one cascade growing: membership and scale against the direct computation', () => {
+    // A cascade grows from 1 to 60 users, with repeats, and every user's membership is checked at
+    // every size.
     const t = new CascadeTracker();
     const depths = [0];
     const authors = [500];
@@ -73,18 +109,43 @@ describe('cascade statistics (OASIS definitions)', () => {
       for (let u = 0; u < 60; u++) expect(t.has(9, u), `user ${u} after ${i + 1} adds`).toBe(authors.includes(u));
       expect(t.has(9, 500)).toBe(true);
     }
-    // A checkpoint written before the arrays held each track's users as a Set.
-    const old = new CascadeTracker();
-    old.add(4, 1, 2, 1, 0);
-    const track = (old as unknown as { tracks: Map<number, { users: unknown }> }).tracks.get(4)!;
-    track.users = new Set([1, 2]);
-    expect([old.has(4, 2), old.has(4, 3)]).toEqual([true, false]);
-    old.add(4, 1, 3, 2, 1);
-    old.add(4, 1, 2, 2, 1);
-    expect(old.stats(4)).toEqual(cascadeStats([0, 1, 2, 2], [1, 2, 3, 2]));
   });
 
-  it('an aggregate without a root post (a story posted by several seeds)', () => {
+  it('a checkpoint of the Map-of-tracks layout restores into the typed arrays', async () => {
+    // As the tracker stood before 2026-11-29: tracks with their users in an array or a Set, the
+    // changed roots and the roots touched per step, saved through the real checkpoint file.
+    const saved = {
+      t: {
+        tracks: new Map<number, unknown>([
+          [4, { users: [1, 2], breadth: [1, 1], depth: 1, size: 2, lastStep: 0 }],
+          [7, { users: new Set([3, 5, 6]), breadth: [1, 1, 2, 0, 0, 0, 0, 0, 0, 3], depth: 9, size: 7, lastStep: 2 }],
+        ]),
+        changed: new Set([7]),
+        touched: new Map([
+          [0, [4]],
+          [2, [7]],
+        ]),
+      },
+    };
+    const file = join(mkdtempSync(join(tmpdir(), 'socsim-casc-')), 'ck');
+    writeCheckpoint(file, saved, {});
+    const live = { t: new CascadeTracker() };
+    readCheckpoint(file).restoreInto(live);
+    const t = live.t;
+    expect([t.stats(4), t.stats(7)]).toEqual([cascadeStats([0, 1], [1, 2]), { scale: 3, depth: 9, maxBreadth: 3, size: 7 }]);
+    expect([t.has(4, 2), t.has(4, 3), t.has(7, 6), t.has(7, 1)]).toEqual([true, false, true, false]);
+    t.add(4, 1, 3, 2, 3);
+    t.add(4, 1, 2, 2, 3);
+    expect(t.drainChanged().map(([r, x]) => [r, x])).toEqual([
+      [4, cascadeStats([0, 1, 2, 2], [1, 2, 3, 2])],
+      [7, { scale: 3, depth: 9, maxBreadth: 3, size: 7 }],
+    ]);
+    // Root 7, last touched at step 2, goes at prune(3); root 4 stays.
+    await t.prune(3);
+    expect([t.size, t.stats(7)]).toEqual([1, undefined]);
+  });
+
+  it('an aggregate without a root post (a story posted by several seeds)', async () => {
     const t = new CascadeTracker();
     for (const u of [10, 11, 12]) t.add(-1, -1, u, 0, 0);
     t.add(-1, -1, 13, 1, 1);
@@ -93,7 +154,7 @@ describe('cascade statistics (OASIS definitions)', () => {
     // Idle past the window, the story's totals stay (story_* metrics used to drop to 0 here);
     // ordinary cascades are forgotten (their rows in cascades.arrow are final).
     t.add(300, 5, 6, 1, 1);
-    t.prune(50);
+    await t.prune(50);
     expect(t.stats(-1)).toEqual({ scale: 4, depth: 1, maxBreadth: 3, size: 5 });
     expect(t.stats(300)).toBeUndefined();
   });
