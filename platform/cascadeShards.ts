@@ -13,10 +13,12 @@
  *   drops them;
  * - a stack of freed records and the list of roots marked changed in the epoch;
  * - HEAD words: records handed out, records live, entry slots taken (stale ones included), freed
- *   records stacked, roots marked.
+ *   records stacked, roots marked, and where the shard's entry slots start and how many it has.
  *
- * The capacities per shard (capI index slots, capR records, capE entry slots) are fixed for a
- * kernel call: the tracker reserves room for the joins before it runs them (cascades.ts reserve).
+ * Every shard has capI index slots and capR records, but entry slots of its own number: a cascade's
+ * members are all in its root's shard, so one viral cascade (or the story's aggregate, never
+ * pruned) would otherwise size every shard's entries. The capacities are fixed for a kernel call:
+ * the tracker reserves room for the joins before it runs them (cascades.ts reserve).
  */
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { mix32 } from '../sim-core/rng.ts';
@@ -46,6 +48,9 @@ export const LIVE = 1;
 export const TAKEN = 2;
 const FREED = 3;
 export const MARKED = 4;
+/** The shard's first entry slot in `entries`, and its number of slots (a power of two). */
+export const E_BASE = 5;
+export const E_CAP = 6;
 export const HEAD = 8;
 
 /** The tracker's arrays and capacities, as a kernel receives them. */
@@ -58,7 +63,6 @@ export interface Shards {
   marked: Int32Array;
   capI: number;
   capR: number;
-  capE: number;
 }
 
 export const shardOf = (root: number) => mix32(root >>> 0) >>> SHARD_SHIFT;
@@ -80,8 +84,8 @@ export function findTrack(t: Shards, p: number, root: number): number {
 /** Count of entry (k, key) of shard p: 0 when absent or left by an earlier track of the record. */
 export function entryCount(t: Shards, p: number, k: number, key: number): number {
   const E = t.entries;
-  const mask = t.capE - 1;
-  const eb = p * t.capE;
+  const mask = t.head[p * HEAD + E_CAP] - 1;
+  const eb = t.head[p * HEAD + E_BASE];
   const gen = t.recs[(p * t.capR + k) * REC + GEN];
   for (let s = entrySlot(k, key, mask); ; s = (s + 1) & mask) {
     const o = (eb + s) * ENT;
@@ -100,8 +104,8 @@ export function trackHas(t: Shards, root: number, user: number): boolean {
 /** Adds `by` to entry (k, key) of shard p, made (or taken back from an earlier track) at 0; its new count. */
 function bump(t: Shards, p: number, k: number, key: number, by: number): number {
   const E = t.entries;
-  const mask = t.capE - 1;
-  const eb = p * t.capE;
+  const mask = t.head[p * HEAD + E_CAP] - 1;
+  const eb = t.head[p * HEAD + E_BASE];
   const gen = t.recs[(p * t.capR + k) * REC + GEN];
   for (let s = entrySlot(k, key, mask); ; s = (s + 1) & mask) {
     const o = (eb + s) * ENT;
@@ -230,24 +234,30 @@ export function pruneShard(t: Shards, p: number, step: number): void {
 
 /** Entries of shard p that still count (a relayout keeps only those). */
 export function liveEntries(t: Shards, p: number): number {
-  const { entries: E, recs: R, capE, capR } = t;
+  const { entries: E, recs: R, capR } = t;
+  const eb = t.head[p * HEAD + E_BASE];
   let n = 0;
-  for (let s = 0; s < capE; s++) {
-    const o = (p * capE + s) * ENT;
+  for (let s = 0; s < t.head[p * HEAD + E_CAP]; s++) {
+    const o = (eb + s) * ENT;
     if (E[o] !== 0 && E[o + 2] === R[(p * capR + E[o] - 1) * REC + GEN]) n++;
   }
   return n;
 }
 
 /**
- * Shard p of `from` into `to` (larger or equal capacities, zeroed): the records (at the same local
- * indices), the freed and marked lists, the index rebuilt and the live entries rehashed.
+ * Shard p of `from` into `to` (larger or equal capacities, zeroed; its own head): the records (at
+ * the same local indices), the freed and marked lists, the index rebuilt and the live entries
+ * rehashed.
  */
 export function moveShard(from: Shards, to: Shards, p: number): void {
   const H = p * HEAD;
   const used = from.head[H + USED];
-  const { capR: fromR, capE: fromE, recs: fromRecs, entries: E } = from;
-  const { capI, capR, capE, recs, index: I, entries: F } = to;
+  const { capR: fromR, recs: fromRecs, entries: E } = from;
+  const { capI, capR, recs, index: I, entries: F } = to;
+  const fromBase = from.head[H + E_BASE];
+  const fromE = from.head[H + E_CAP];
+  const base = to.head[H + E_BASE];
+  const capE = to.head[H + E_CAP];
   recs.set(fromRecs.subarray(p * fromR * REC, (p * fromR + used) * REC), p * capR * REC);
   to.free.set(from.free.subarray(p * fromR, p * fromR + from.head[H + FREED]), p * capR);
   to.marked.set(from.marked.subarray(p * fromR, p * fromR + from.head[H + MARKED]), p * capR);
@@ -262,12 +272,12 @@ export function moveShard(from: Shards, to: Shards, p: number): void {
   const maskE = capE - 1;
   let taken = 0;
   for (let s = 0; s < fromE; s++) {
-    const o = (p * fromE + s) * ENT;
+    const o = (fromBase + s) * ENT;
     const k = E[o] - 1;
     if (k < 0 || E[o + 2] !== fromRecs[(p * fromR + k) * REC + GEN]) continue;
     let t = entrySlot(k, E[o + 1], maskE);
-    while (F[(p * capE + t) * ENT] !== 0) t = (t + 1) & maskE;
-    const q = (p * capE + t) * ENT;
+    while (F[(base + t) * ENT] !== 0) t = (t + 1) & maskE;
+    const q = (base + t) * ENT;
     F[q] = E[o];
     F[q + 1] = E[o + 1];
     F[q + 2] = E[o + 2];
@@ -287,7 +297,7 @@ const joinTracks = kernel(
   {
     reads: { start: 'i32', root: 'i32', rootAuthor: 'i32', user: 'i32', depth: 'i32' },
     writes: SHARD_ARRAYS,
-    params: ['capI', 'capR', 'capE', 'step', 'epoch'],
+    params: ['capI', 'capR', 'step', 'epoch'],
   },
   (a, from, to): void => {
     const { start, root, rootAuthor, user, depth, step, epoch } = a;
@@ -298,26 +308,26 @@ const joinTracks = kernel(
 );
 
 /** Rows are shards: frees each shard's records idle since before `step`. */
-const pruneTracks = kernel({ reads: {}, writes: SHARD_ARRAYS, params: ['capI', 'capR', 'capE', 'step'] }, (a, from, to): void => {
+const pruneTracks = kernel({ reads: {}, writes: SHARD_ARRAYS, params: ['capI', 'capR', 'step'] }, (a, from, to): void => {
   for (let p = from; p < to; p++) pruneShard(a, p, a.step);
 });
 
 /** Rows are shards: each shard's live entries (one partial per shard). */
-const countLiveEntries = kernel({ reads: { recs: 'i32', entries: 'i32' }, writes: {}, params: ['capR', 'capE'] }, (a, from, to): number[] => {
+const countLiveEntries = kernel({ reads: { recs: 'i32', entries: 'i32', head: 'i32' }, writes: {}, params: ['capR'] }, (a, from, to): number[] => {
   const out: number[] = [];
   for (let p = from; p < to; p++) out.push(liveEntries(a as unknown as Shards, p));
   return out;
 });
 
-/** Rows are shards: moves each shard from the `old*` arrays into the new ones (moveShard). */
+/** Rows are shards: moves each shard from the `old*` arrays into the new ones (moveShard; the new head has the new entry slots). */
 const moveShards = kernel(
   {
-    reads: { oldRecs: 'i32', oldEntries: 'i32', oldFree: 'i32', oldMarked: 'i32' },
+    reads: { oldRecs: 'i32', oldEntries: 'i32', oldHead: 'i32', oldFree: 'i32', oldMarked: 'i32' },
     writes: SHARD_ARRAYS,
-    params: ['capI', 'capR', 'capE', 'oldCapR', 'oldCapE'],
+    params: ['capI', 'capR', 'oldCapR'],
   },
   (a, from, to): void => {
-    const old = { index: a.index, recs: a.oldRecs, entries: a.oldEntries, head: a.head, free: a.oldFree, marked: a.oldMarked, capI: 0, capR: a.oldCapR, capE: a.oldCapE };
+    const old = { index: a.index, recs: a.oldRecs, entries: a.oldEntries, head: a.oldHead, free: a.oldFree, marked: a.oldMarked, capI: 0, capR: a.oldCapR };
     for (let p = from; p < to; p++) moveShard(old, a, p);
   },
 );

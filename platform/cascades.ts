@@ -1,6 +1,6 @@
 import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import { DEPTH, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, restoreTrack, shardOf, trackHas, type Shards } from './cascadeShards.ts';
+import { DEPTH, E_BASE, E_CAP, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, restoreTrack, shardOf, trackHas, type Shards } from './cascadeShards.ts';
 
 /**
  * Tree statistics as OASIS measures cascades: for a root post and the posts of its tree at any
@@ -70,6 +70,18 @@ export class Joins {
 
 /** Shards per chunk of the tracker's kernels: 16 chunks, for the threads to share. */
 const CHUNK_SHARDS = SHARDS / 16;
+/** Entry slots of a new shard. */
+const FIRST_ENTRIES = 128;
+
+/** A head for new shards: no records, FIRST_ENTRIES entry slots each. */
+function firstHead(): Int32Array {
+  const head = sharedArray('i32', SHARDS * HEAD);
+  for (let p = 0; p < SHARDS; p++) {
+    head[p * HEAD + E_BASE] = p * FIRST_ENTRIES;
+    head[p * HEAD + E_CAP] = FIRST_ENTRIES;
+  }
+  return head;
+}
 
 /**
  * Incremental version for a running simulation: cascades are opened lazily at their first reshare
@@ -84,11 +96,10 @@ const CHUNK_SHARDS = SHARDS / 16;
 export class CascadeTracker implements Shards {
   capI = 64;
   capR = 32;
-  capE = 128;
   index = sharedArray('i32', SHARDS * this.capI);
   recs = sharedArray('i32', SHARDS * this.capR * REC);
-  entries = sharedArray('i32', SHARDS * this.capE * ENT);
-  head = sharedArray('i32', SHARDS * HEAD);
+  entries = sharedArray('i32', SHARDS * FIRST_ENTRIES * ENT);
+  head = firstHead();
   free = sharedArray('i32', SHARDS * this.capR);
   marked = sharedArray('i32', SHARDS * this.capR);
   private epoch = 1;
@@ -175,8 +186,8 @@ export class CascadeTracker implements Shards {
   }
 
   private arrays() {
-    const { index, recs, entries, head, free, marked, capI, capR, capE } = this;
-    return { index, recs, entries, head, free, marked, capI, capR, capE };
+    const { index, recs, entries, head, free, marked, capI, capR } = this;
+    return { index, recs, entries, head, free, marked, capI, capR };
   }
 
   /**
@@ -193,7 +204,7 @@ export class CascadeTracker implements Shards {
   private fits(p: number, J: number): boolean {
     const h = p * HEAD;
     const H = this.head;
-    return (H[h + LIVE] + J) * 2 <= this.capI && H[h + USED] + J <= this.capR && H[h + MARKED] + J <= this.capR && (H[h + TAKEN] + 3 * J) * 2 <= this.capE;
+    return (H[h + LIVE] + J) * 2 <= this.capI && H[h + USED] + J <= this.capR && H[h + MARKED] + J <= this.capR && (H[h + TAKEN] + 3 * J) * 2 <= H[h + E_CAP];
   }
 
   /**
@@ -201,13 +212,13 @@ export class CascadeTracker implements Shards {
    * threads with an executor (at 10M agents a move is ~100 MB, and it was most of a step).
    */
   private async relayout(counts: Int32Array, exec: Executor): Promise<void> {
-    const { recs, entries, free, marked, capR, capE } = this;
-    const live = (await exec.run(K.countLiveEntries, { recs, entries, capR, capE }, SHARDS, { chunkRows: CHUNK_SHARDS })).flat();
+    const { recs, entries, head, free, marked, capR } = this;
+    const live = (await exec.run(K.countLiveEntries, { recs, entries, head, capR }, SHARDS, { chunkRows: CHUNK_SHARDS })).flat();
     const next = this.grown(counts, live);
     // The new arrays' pages are faulted in on this thread first: the kernel faulting them in on
     // two threads took 240 ms against 70 + 21 here (67 MB of entries, 2 cores, 2026-11-28).
     for (const a of [next.index, next.recs, next.entries, next.free, next.marked]) a.fill(0);
-    await exec.run(K.moveShards, { ...next, oldRecs: recs, oldEntries: entries, oldFree: free, oldMarked: marked, oldCapR: capR, oldCapE: capE }, SHARDS, { chunkRows: CHUNK_SHARDS });
+    await exec.run(K.moveShards, { ...next, oldRecs: recs, oldEntries: entries, oldHead: head, oldFree: free, oldMarked: marked, oldCapR: capR }, SHARDS, { chunkRows: CHUNK_SHARDS });
     Object.assign(this, next);
   }
 
@@ -219,11 +230,12 @@ export class CascadeTracker implements Shards {
   }
 
   /**
-   * Empty arrays with room for counts[p] more joins in shard p beside `live[p]` live entries: four
-   * times what the fullest shard needs where it lacked room (stale entries are not moved).
+   * Empty arrays with room for counts[p] more joins in shard p beside `live[p]` live entries: where
+   * a shard lacked room, four times what it needs (the index and records: what the fullest shard
+   * needs, for every shard; the entries shard by shard). A new head with the new entry slots.
    */
   private grown(counts: Int32Array, live: readonly number[]): Shards {
-    const { capI, capR, capE, head: H } = this;
+    const { capI, capR, head: H } = this;
     const pow2 = (x: number, min: number) => {
       let c = min;
       while (c < x) c *= 2;
@@ -231,26 +243,30 @@ export class CascadeTracker implements Shards {
     };
     let needI = 0;
     let needR = 0;
-    let needE = 0;
+    const head = sharedArray('i32', H.length);
+    head.set(H);
+    let slots = 0;
     for (let p = 0; p < SHARDS; p++) {
       const J = counts[p];
-      needI = Math.max(needI, H[p * HEAD + LIVE] + J);
-      needR = Math.max(needR, H[p * HEAD + USED] + J, H[p * HEAD + MARKED] + J);
-      needE = Math.max(needE, live[p] + 3 * J);
+      const h = p * HEAD;
+      needI = Math.max(needI, H[h + LIVE] + J);
+      needR = Math.max(needR, H[h + USED] + J, H[h + MARKED] + J);
+      const needE = live[p] + 3 * J;
+      head[h + E_BASE] = slots;
+      head[h + E_CAP] = needE * 2 <= H[h + E_CAP] ? H[h + E_CAP] : pow2(needE * 4, FIRST_ENTRIES);
+      slots += head[h + E_CAP];
     }
     const nI = needI * 2 <= capI ? capI : pow2(needI * 4, capI);
     const nR = needR <= capR ? capR : pow2(needR * 2, capR);
-    const nE = needE * 2 <= capE ? capE : pow2(needE * 4, capE);
     return {
       index: sharedArray('i32', SHARDS * nI),
       recs: sharedArray('i32', SHARDS * nR * REC),
-      entries: sharedArray('i32', SHARDS * nE * ENT),
-      head: H,
+      entries: sharedArray('i32', slots * ENT),
+      head,
       free: sharedArray('i32', SHARDS * nR),
       marked: sharedArray('i32', SHARDS * nR),
       capI: nI,
       capR: nR,
-      capE: nE,
     };
   }
 

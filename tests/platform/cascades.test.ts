@@ -91,6 +91,19 @@ describe('cascade statistics (OASIS definitions)', () => {
     }
   });
 
+  it('a viral cascade takes entry slots in its own shard only', async () => {
+    // 20,000 users join root 7 (one shard) beside 63 small cascades: with one capacity for every
+    // shard the entries would be sized by root 7's (64 x 131,072 slots).
+    const t = new CascadeTracker();
+    const joins = new Joins();
+    for (let u = 0; u < 20000; u++) joins.push(7, 1, 100 + u, 1 + (u % 3));
+    for (let r = 0; r < 63; r++) joins.push(1000 + r, 2, 3, 1);
+    await t.joinAll(pool, joins, 0);
+    expect(t.stats(7)).toEqual({ scale: 20001, depth: 3, maxBreadth: 6667, size: 20001 });
+    expect(t.stats(1000)).toEqual(cascadeStats([0, 1], [2, 3]));
+    expect(t.entries.length / 4).toBeLessThan(300000);
+  });
+
   it('one cascade growing: membership and scale against the direct computation', () => {
     // A cascade grows from 1 to 60 users, with repeats, and every user's membership is checked at
     // every size.
