@@ -230,9 +230,9 @@ export class CascadeTracker implements Shards {
   }
 
   /**
-   * Empty arrays with room for counts[p] more joins in shard p beside `live[p]` live entries: where
-   * a shard lacked room, four times what it needs (the index and records: what the fullest shard
-   * needs, for every shard; the entries shard by shard). A new head with the new entry slots.
+   * Empty arrays with room for counts[p] more joins in shard p beside `live[p]` live entries: four
+   * times what is needed (the index and records: what the fullest shard needs, for every shard;
+   * the entries shard by shard). A new head with the new entry slots.
    */
   private grown(counts: Int32Array, live: readonly number[]): Shards {
     const { capI, capR, head: H } = this;
@@ -253,7 +253,9 @@ export class CascadeTracker implements Shards {
       needR = Math.max(needR, H[h + USED] + J, H[h + MARKED] + J);
       const needE = live[p] + 3 * J;
       head[h + E_BASE] = slots;
-      head[h + E_CAP] = needE * 2 <= H[h + E_CAP] ? H[h + E_CAP] : pow2(needE * 4, FIRST_ENTRIES);
+      // Every shard to a quarter full at most, not only the one that lacked room: shards grow
+      // alike, and at 10M one of the 64 then lacked room at every step (a relayout a step).
+      head[h + E_CAP] = needE * 4 <= H[h + E_CAP] ? H[h + E_CAP] : pow2(needE * 4, FIRST_ENTRIES);
       slots += head[h + E_CAP];
     }
     const nI = needI * 2 <= capI ? capI : pow2(needI * 4, capI);
