@@ -81,17 +81,22 @@ export function findTrack(t: Shards, p: number, root: number): number {
   }
 }
 
-/** Count of entry (k, key) of shard p: 0 when absent or left by an earlier track of the record. */
-export function entryCount(t: Shards, p: number, k: number, key: number): number {
+/** Word offset in `entries` of entry (k, key) of shard p, or of the empty slot where it would go. */
+function probe(t: Shards, p: number, k: number, key: number): number {
   const E = t.entries;
   const mask = t.head[p * HEAD + E_CAP] - 1;
   const eb = t.head[p * HEAD + E_BASE];
-  const gen = t.recs[(p * t.capR + k) * REC + GEN];
   for (let s = entrySlot(k, key, mask); ; s = (s + 1) & mask) {
     const o = (eb + s) * ENT;
-    if (E[o] === 0) return 0;
-    if (E[o] === k + 1 && E[o + 1] === key) return E[o + 2] === gen ? E[o + 3] : 0;
+    if (E[o] === 0 || (E[o] === k + 1 && E[o + 1] === key)) return o;
   }
+}
+
+/** Count of entry (k, key) of shard p: 0 when absent or left by an earlier track of the record. */
+export function entryCount(t: Shards, p: number, k: number, key: number): number {
+  const E = t.entries;
+  const o = probe(t, p, k, key);
+  return E[o] !== 0 && E[o + 2] === t.recs[(p * t.capR + k) * REC + GEN] ? E[o + 3] : 0;
 }
 
 /** Whether `user` is in the tracked cascade of `root`. */
@@ -104,26 +109,15 @@ export function trackHas(t: Shards, root: number, user: number): boolean {
 /** Adds `by` to entry (k, key) of shard p, made (or taken back from an earlier track) at 0; its new count. */
 function bump(t: Shards, p: number, k: number, key: number, by: number): number {
   const E = t.entries;
-  const mask = t.head[p * HEAD + E_CAP] - 1;
-  const eb = t.head[p * HEAD + E_BASE];
+  const o = probe(t, p, k, key);
   const gen = t.recs[(p * t.capR + k) * REC + GEN];
-  for (let s = entrySlot(k, key, mask); ; s = (s + 1) & mask) {
-    const o = (eb + s) * ENT;
-    if (E[o] === 0) {
-      E[o] = k + 1;
-      E[o + 1] = key;
-      E[o + 2] = gen;
-      t.head[p * HEAD + TAKEN]++;
-      return (E[o + 3] = by);
-    }
-    if (E[o] === k + 1 && E[o + 1] === key) {
-      if (E[o + 2] !== gen) {
-        E[o + 2] = gen;
-        E[o + 3] = 0;
-      }
-      return (E[o + 3] += by);
-    }
-  }
+  if (E[o] === 0) {
+    E[o] = k + 1;
+    E[o + 1] = key;
+    t.head[p * HEAD + TAKEN]++;
+  } else if (E[o + 2] === gen) return (E[o + 3] += by);
+  E[o + 2] = gen;
+  return (E[o + 3] = by);
 }
 
 /** A fresh record of shard p for `root` (not tracked), indexed. */

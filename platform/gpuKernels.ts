@@ -14,7 +14,7 @@
  * uploads those rows before the next kernel that reads them. The counts kernels add to are the
  * exception (posts.ts COUNTED_COLUMNS): `impressions` and `countVotes` write them on the device,
  * in the live rows only, and they come back when the host retires, moves or copies rows
- * (platform/phases.ts). The behaviour table, which
+ * (platform/phases.ts maintain, applyPhase.ts). The behaviour table, which
  * interventions and archetype rounds rewrite unannounced, is a `hostTable` (uploaded at every call).
  */
 import { packOffsets, registerGpuKernel } from '../sim-core/gpu/gpuKernels.ts';
@@ -272,7 +272,7 @@ registerGpuKernel(K.feedMix, (a, rows) => {
  * impressions: one invocation per active row, adding one to the count of each live post in its
  * feed (atomic adds on i32 words: integer sums, the same whatever their order). The counts stay on
  * the device, written in the live rows only, so the host may append new rows meanwhile; the host
- * reads them back when it retires, compacts or grows the table (phases.ts). Parameters: feedSize,
+ * reads them back when it retires, compacts or grows the table (phases.ts maintain, applyPhase.ts). Parameters: feedSize,
  * base, first, count.
  */
 export const IMPRESSIONS_WGSL = /* wgsl */ `

@@ -86,7 +86,7 @@ export type PostColumn = keyof typeof SCALAR_COLUMNS;
 /**
  * The counters kernels add to (apply's `impressions` and `countVotes`, atomic adds, in the live
  * rows): a device executor holds them there between steps, and the host reads them back when it
- * retires, compacts or grows the table (phases.ts). The host only zeroes a new post's.
+ * retires, compacts or grows the table (phases.ts maintain, applyPhase.ts). The host only zeroes a new post's.
  */
 export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes'] as const;
 

@@ -19,7 +19,8 @@
  */
 import type { Phase } from '../sim-core/phase.ts';
 import { opinionStats } from '../models/opinion.ts';
-import { activatePhase, actPhase, applyPhase, maintainPhase, updatePhase, type StoryOptions } from './phases.ts';
+import { activatePhase, actPhase, maintainPhase, updatePhase } from './phases.ts';
+import { applyPhase, type StoryOptions } from './applyPhase.ts';
 import type { SocialState } from './state.ts';
 import { intervenePhase } from './intervene.ts';
 import type { Intervention } from './interventions.ts';

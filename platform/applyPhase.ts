@@ -1,0 +1,312 @@
+/**
+ * The social step's apply phase (DESIGN.md section 4; the other phases are in phases.ts). Heavy
+ * per-user work runs in kernels; the walk of the event buffer runs in user order in the main
+ * thread, so post ids and event order never depend on threads. The content of new original posts,
+ * which depends only on the user, is computed before it in parallel (the postContent kernel), and
+ * so are the impression, like and dislike counts (the impressions and countVotes kernels: sums,
+ * whatever their order); the new posts' rows are written after it on the threads, from what the
+ * walk queued (postBatch.ts), and so are the trees' joins (cascades.ts joinAll).
+ */
+import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
+import { releaseArrays } from '../sim-core/exec.ts';
+import { pairSetAdd, pairSetHas } from '../sim-core/pairSet.ts';
+import type { Phase } from '../sim-core/phase.ts';
+import { keyOf, streamOf } from '../sim-core/rng.ts';
+import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+import { IndexList } from '../sim-core/indexList.ts';
+import { COUNTED_COLUMNS, FLAG, KIND } from './posts.ts';
+import { addPost, joinTree, treeOf, type PostSpec, type TreeJoins } from './newPost.ts';
+import { Joins } from './cascades.ts';
+import { PostBatch } from './postBatch.ts';
+import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
+import { ACTIONS, A, kernels as K } from './kernels.ts';
+import { announceHostWrites, feedArgs, USER_CHUNK, type SocialState } from './state.ts';
+
+export interface StoryOptions {
+  seeds: SeedStrategy;
+  count: number;
+  step: number;
+  stance: number;
+  topic: number;
+}
+
+const EVENT_SCHEMA = [
+  { name: 'step', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'agent', type: 'i32' as const, values: new Int32Array(0) },
+  { name: 'action', type: 'u8' as const, values: new Uint8Array(0), dictionary: ACTIONS },
+  { name: 'target', type: 'i32' as const, values: new Int32Array(0) },
+];
+
+/**
+ * Applies the step's actions in user order: impressions, counters, new posts (original posts,
+ * reposts, quotes, comments, and the scenario's story), mutes, follow deltas and cascades.
+ */
+export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
+  const counts = Object.fromEntries(ACTIONS.map((a) => [`actions_${a}`, 'i32' as const]));
+  let events: ArrowFileAppender | undefined;
+  // Per active row: the content of the user's original posts this step (the postContent kernel).
+  let postTopic = sharedArray('f32', 0);
+  let postStance = sharedArray('f32', 0);
+  let postCluster = sharedArray('u8', 0);
+  // On a device executor: where each active user's actions start when packed, and the packed actions.
+  let evStart = sharedArray('i32', 1);
+  let packedAction = sharedArray('u32', 0);
+  let packedTarget = sharedArray('i32', 0);
+  // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
+  // the authors of new posts (their latest post) and the users followed or unfollowed (their
+  // follower counts), for a device executor's copies (state.ts announceHostWrites).
+  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList() };
+  const batch = new PostBatch();
+  const joins: TreeJoins = { cascades: new Joins(), conversations: new Joins() };
+  return {
+    name: 'apply',
+    state: s,
+    reads: ['opinion', 'interest'],
+    writes: [],
+    metrics: { ...counts, posts_original: 'i32', posts_repost: 'i32', posts_quote: 'i32', posts_comment: 'i32' },
+    init(world) {
+      if (story && story.count > 0) {
+        s.storySeeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
+      }
+      if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
+    },
+    async run(world, ctx) {
+      const P = s.posts;
+      const D = P.dim;
+      const opinion = world.agents.columns.opinion as Float32Array;
+      const n = s.active.length;
+      const F = s.cfg.feedSize;
+      if (postStance.length < n) {
+        const cap = Math.ceil(n * 1.25);
+        postTopic = sharedArray('f32', cap * D);
+        postStance = sharedArray('f32', cap);
+        postCluster = sharedArray('u8', cap);
+      }
+      await world.exec.run(
+        K.postContent,
+        {
+          active: s.active,
+          evAction: s.evAction,
+          evCount: s.evCount,
+          interest: world.agents.columns.interest as Float32Array,
+          opinion,
+          prototypes: s.prototypes,
+          topic: postTopic,
+          stance: postStance,
+          cluster: postCluster,
+          dim: D,
+          topics: s.topics,
+          maxEvents: s.maxEvents,
+          key: ctx.key('apply'),
+        },
+        n,
+        { chunkRows: USER_CHUNK },
+      );
+      // On a device executor the counts stay there (in the live rows; the host appends new rows
+      // beside them): see the table's growth below and maintain's retirement.
+      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
+      // So are the likes and dislikes (the walk below only logs them). The columns are passed in
+      // the call, not kept in this frame: a growth below replaces them (releaseArrays).
+      await world.exec.run(
+        K.countVotes,
+        { evCount: s.evCount, evAction: s.evAction, evTarget: s.evTarget, likes: P.cols.likes as Int32Array, dislikes: P.cols.dislikes as Int32Array, maxEvents: s.maxEvents, base: P.base, first: P.first, count: P.count },
+        n,
+        { chunkRows: USER_CHUNK },
+      );
+      // What follows reads in plain JavaScript who is active (compacted on the device), the
+      // actions, the new posts' content, the feeds (stories' reach, only with tagged posts) and the
+      // opinions (quotes' and comments' stance): device copies of those come back first, the rows
+      // of this step's active users only (not the rest: the users' impression rings stay on the
+      // device).
+      const E = s.maxEvents;
+      const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
+      // User k's actions: evAction and evTarget from evAt(k) on. On a device executor they come
+      // back packed (packEvents: the action buffers hold maxEvents slots a user, ~30 times what
+      // is used), after the counts.
+      let evAction: ArrayLike<number> = s.evAction;
+      let evTarget: ArrayLike<number> = s.evTarget;
+      let evAt = (k: number) => k * E;
+      if (world.exec.sync) {
+        await world.exec.sync([rows(s.evCount, 1)]);
+        if (evStart.length < n + 1) evStart = sharedArray('i32', Math.ceil((n + 1) * 1.25));
+        for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.evCount[k];
+        const total = evStart[n];
+        world.exec.hostWrote?.(evStart, 0, n + 1);
+        if (packedAction.length < total) {
+          packedAction = sharedArray('u32', Math.ceil(total * 1.25));
+          packedTarget = sharedArray('i32', packedAction.length);
+        }
+        if (total > 0) {
+          await world.exec.run(K.packEvents, { evAction: s.evAction, evTarget: s.evTarget, evStart, packedAction, packedTarget, users: n, maxEvents: E }, total);
+          await world.exec.sync([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
+        }
+        [evAction, evTarget] = [packedAction, packedTarget];
+        evAt = (k) => evStart[k];
+        // The step's posts (at most one per action, and the story's) may make the table compact
+        // or grow, copying its rows on the host: the counts kernels add to come back first.
+        const storyPosts = story && ctx.step === story.step ? s.storySeeds.length : 0;
+        if (P.count + total + storyPosts > P.capacity) await world.exec.sync(COUNTED_COLUMNS.map((c) => P.cols[c]));
+      }
+      // Injected stories count the users they reach (only posts with a tag; none without injections).
+      const tagged = P.tags.length > 1;
+      await world.exec.sync?.([s.active, rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), opinion]);
+      const tally = new Array<number>(ACTIONS.length).fill(0);
+      const made = [0, 0, 0, 0];
+      const evStep: number[] = [];
+      const evAgent: number[] = [];
+      const evAct: number[] = [];
+      const evTgt: number[] = [];
+      const log = (u: number, a: number, t: number) => {
+        tally[a]++;
+        if (events) {
+          evStep.push(ctx.step);
+          evAgent.push(u);
+          evAct.push(a);
+          evTgt.push(t);
+        }
+      };
+      // One spec refilled per post (a literal per post was garbage for the main thread's collector).
+      const spec: PostSpec = { author: 0, step: ctx.step, kind: 0, parent: -1, stance: 0, topic: undefined, topicOffset: undefined, cluster: undefined, flags: 0 };
+      for (const list of Object.values(wrote)) list.clear();
+      const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, offset?: number, cluster?: number) => {
+        made[kind]++;
+        wrote.latest.push(u);
+        spec.author = u;
+        spec.kind = kind;
+        spec.parent = parent;
+        spec.stance = stance;
+        spec.topic = topic;
+        spec.topicOffset = offset;
+        spec.cluster = cluster;
+        spec.flags = flags;
+        return addPost(s, spec);
+      };
+      // The users' posts, queued in order and written after the walk (postBatch.ts).
+      const queue = (u: number, kind: number, parent: number, root: number, rootAuthor: number, depth: number, stance: number, src: number) => {
+        made[kind]++;
+        wrote.latest.push(u);
+        return batch.queue(s, u, kind, parent, root, rootAuthor, depth, stance, src);
+      };
+      // Story: the scenario's news item, posted by its seed accounts.
+      if (story && ctx.step === story.step) {
+        const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
+        for (const u of s.storySeeds) {
+          newPost(u, KIND.original, -1, story.stance, pt, FLAG.story);
+          s.cascades.add(-1, -1, u, 0, ctx.step);
+          log(u, A.post, P.nextId - 1);
+        }
+      }
+      // The walk in its own (synchronous) function: the async run's frame, kept across the await
+      // below, would otherwise hold the walk's last registers, among them the post columns a
+      // growth in batch.write replaces, past releaseArrays.
+      const walk = (): void => {
+        // The cascades the user joined this step: their joins are recorded after the walk.
+        const mine: number[] = [];
+        for (let k = 0; k < n; k++) {
+          const u = s.active[k];
+          mine.length = 0;
+          log(u, A.refresh, -1);
+          for (let i = 0; tagged && i < s.feedLen[k]; i++) {
+            const r = P.rowOf(s.feed[k * F + i]);
+            if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
+          }
+          const ne = s.evCount[k];
+          if (ne === 0) log(u, A.nothing, -1);
+          const at = evAt(k);
+          for (let e = 0; e < ne; e++) {
+            const act = evAction[at + e];
+            const target = evTarget[at + e];
+            const r = target >= 0 ? P.rowOf(target) : -1;
+            const c = P.cols;
+            switch (act) {
+              case A.like:
+              case A.dislike:
+                // Counted by countVotes above.
+                break;
+              case A.report:
+                if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
+                wrote.posts.push(r);
+                break;
+              case A.repost:
+              case A.quote:
+              case A.comment: {
+                const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
+                // As on X, where an account can repost a post only once, a user joins a reshare cascade
+                // at most once (by a repost or a quote), and the root's author is in it from the
+                // start: a second reshare does not happen, nor is it logged.
+                const t = treeOf(s, r, kind);
+                if (act !== A.comment) {
+                  if (t.rootAuthor === u || s.cascades.has(t.root, u) || mine.includes(t.root)) continue;
+                  mine.push(t.root);
+                }
+                if (act === A.repost) c.reposts[r]++;
+                else if (act === A.quote) c.quotes[r]++;
+                else c.comments[r]++;
+                wrote.posts.push(r);
+                const ps = c.stance[r];
+                const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
+                queue(u, kind, target, t.root, t.rootAuthor, t.depth, stance, -1);
+                joinTree(s, kind, t.root, t.rootAuthor, u, t.depth, ctx.step, (c.flags[r] & FLAG.story) !== 0, c.tag[r] !== 0, joins);
+                log(u, act, target);
+                continue;
+              }
+              case A.mute:
+                pairSetAdd(s.mutes, u, target);
+                break;
+              case A.follow:
+                if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
+                if (pairSetAdd(s.added, u, target)) s.followers[target]++;
+                wrote.followers.push(target);
+                break;
+              case A.unfollow:
+                if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
+                wrote.followers.push(target);
+                break;
+              case A.post: {
+                // An original post: the user's interest plus noise as topic, its opinion plus noise
+                // as stance (computed above, postContent).
+                const id = queue(u, KIND.original, -1, -1, u, 0, postStance[k], k);
+                log(u, act, id);
+                continue;
+              }
+            }
+            log(u, act, target);
+          }
+        }
+      };
+      // Posts queued before an error (the id limit) are still written: the authors' latest posts
+      // point at them.
+      try {
+        walk();
+      } finally {
+        await batch.write(world.exec, s, ctx.step, postTopic, postCluster);
+        await s.cascades.joinAll(world.exec, joins.cascades, ctx.step);
+        await s.conversations.joinAll(world.exec, joins.conversations, ctx.step);
+      }
+      announceHostWrites(world, s, wrote);
+      // The post table doubled: its old columns go back now, not at some later collection (10M
+      // agents: 2.3 GB at 2^24 rows, which otherwise lingered into the full window's peak).
+      if (P.grew) {
+        P.grew = false;
+        await releaseArrays(world.exec);
+      }
+      for (let a = 0; a < ACTIONS.length; a++) ctx.metric(`actions_${ACTIONS[a]}`, tally[a]);
+      ctx.metric('posts_original', made[KIND.original]);
+      ctx.metric('posts_repost', made[KIND.repost]);
+      ctx.metric('posts_quote', made[KIND.quote]);
+      ctx.metric('posts_comment', made[KIND.comment]);
+      if (events && evStep.length > 0) {
+        events.append(
+          [
+            { name: 'step', type: 'i32', values: Int32Array.from(evStep) },
+            { name: 'agent', type: 'i32', values: Int32Array.from(evAgent) },
+            { name: 'action', type: 'u8', values: Uint8Array.from(evAct), dictionary: ACTIONS },
+            { name: 'target', type: 'i32', values: Int32Array.from(evTgt) },
+          ],
+          evStep.length,
+        );
+      }
+    },
+  };
+}
+
