@@ -1,11 +1,11 @@
 /**
  * The social step's apply phase (DESIGN.md section 4; the other phases are in phases.ts). Heavy
  * per-user work runs in kernels; the walk of the event buffer runs in user order in the main
- * thread, so post ids and event order never depend on threads. The content of new original posts,
- * which depends only on the user, is computed before it in parallel (the postContent kernel), and
- * so are the impression, like and dislike counts (the impressions and countVotes kernels: sums,
- * whatever their order); the new posts' rows are written after it on the threads, from what the
- * walk queued (postBatch.ts), and so are the trees' joins (cascades.ts joinAll).
+ * thread, so post ids and event order never depend on threads. Before it, on the threads: the
+ * content of new original posts (the postContent kernel), the impression, like and dislike counts
+ * (the impressions and countVotes kernels: sums, whatever their order), and what each user's
+ * actions do that depends on that user alone (decideActions.ts). After it, on the threads: the new
+ * posts' rows, from what the walk queued (postBatch.ts), and the trees' joins (cascades.ts joinAll).
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';
 import { releaseArrays } from '../sim-core/exec.ts';
@@ -15,7 +15,8 @@ import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import { COUNTED_COLUMNS, FLAG, KIND } from './posts.ts';
-import { addPost, joinTree, treeOf, type PostSpec, type TreeJoins } from './newPost.ts';
+import { addPost, joinTree, type PostSpec, type TreeJoins } from './newPost.ts';
+import { DROPPED, STORY, TAGGED, kernels as KD } from './decideActions.ts';
 import { Joins } from './cascades.ts';
 import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
@@ -28,6 +29,19 @@ export interface StoryOptions {
   step: number;
   stance: number;
   topic: number;
+}
+
+/** decideActions' outputs, one per action (applyPhase's walk reads them). */
+function decisions(cap: number) {
+  return {
+    action: sharedArray('u8', cap),
+    target: sharedArray('i32', cap),
+    root: sharedArray('i32', cap),
+    rootAuthor: sharedArray('i32', cap),
+    depth: sharedArray('i32', cap),
+    stance: sharedArray('f32', cap),
+    bits: sharedArray('u8', cap),
+  };
 }
 
 const EVENT_SCHEMA = [
@@ -48,10 +62,12 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let postTopic = sharedArray('f32', 0);
   let postStance = sharedArray('f32', 0);
   let postCluster = sharedArray('u8', 0);
-  // On a device executor: where each active user's actions start when packed, and the packed actions.
+  // Where each active user's actions start when packed (on a device executor, the packed actions)
+  // and in decideActions' outputs.
   let evStart = sharedArray('i32', 1);
   let packedAction = sharedArray('u32', 0);
   let packedTarget = sharedArray('i32', 0);
+  let decided = decisions(0);
   // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
   // the authors of new posts (their latest post) and the users followed or unfollowed (their
   // follower counts), for a device executor's copies (state.ts announceHostWrites).
@@ -120,17 +136,17 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // device).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
-      // User k's actions: evAction and evTarget from evAt(k) on. On a device executor they come
-      // back packed (packEvents: the action buffers hold maxEvents slots a user, ~30 times what
-      // is used), after the counts.
-      let evAction: ArrayLike<number> = s.evAction;
-      let evTarget: ArrayLike<number> = s.evTarget;
-      let evAt = (k: number) => k * E;
+      // User k's actions: evAction and evTarget from k * maxEvents on. On a device executor they
+      // come back packed, from evStart[k] on (packEvents: the action buffers hold maxEvents slots
+      // a user, ~30 times what is used), after the counts.
+      let evAction: Uint8Array | Uint32Array = s.evAction;
+      let evTarget = s.evTarget;
+      await world.exec.sync?.([rows(s.evCount, 1)]);
+      if (evStart.length < n + 1) evStart = sharedArray('i32', Math.ceil((n + 1) * 1.25));
+      for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.evCount[k];
+      const total = evStart[n];
+      if (decided.action.length < total) decided = decisions(Math.ceil(total * 1.25));
       if (world.exec.sync) {
-        await world.exec.sync([rows(s.evCount, 1)]);
-        if (evStart.length < n + 1) evStart = sharedArray('i32', Math.ceil((n + 1) * 1.25));
-        for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.evCount[k];
-        const total = evStart[n];
         world.exec.hostWrote?.(evStart, 0, n + 1);
         if (packedAction.length < total) {
           packedAction = sharedArray('u32', Math.ceil(total * 1.25));
@@ -141,7 +157,6 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           await world.exec.sync([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
         }
         [evAction, evTarget] = [packedAction, packedTarget];
-        evAt = (k) => evStart[k];
         // The step's posts (at most one per action, and the story's) may make the table compact
         // or grow, copying its rows on the host: the counts kernels add to come back first.
         const storyPosts = story && ctx.step === story.step ? s.storySeeds.length : 0;
@@ -196,81 +211,104 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           log(u, A.post, P.nextId - 1);
         }
       }
+      // What depends on no other user's actions, decided on the threads (decideActions.ts): the
+      // reshares that happen, the trees replies join, their stances, and the counters.
+      // In a function of its own, as the walk below, so that this frame does not hold the columns.
+      const { action, target, root, rootAuthor, depth, stance, bits } = decided;
+      const decide = (T = s.cascades, c0 = P.cols) =>
+        world.exec.run(
+          KD.decideActions,
+          {
+            active: s.active,
+            evCount: s.evCount,
+            evAction,
+            evTarget,
+            evStart,
+            kind: c0.kind as Uint8Array,
+            root: c0.root as Int32Array,
+            root_author: c0.root_author as Int32Array,
+            author: c0.author as Int32Array,
+            depth: c0.depth as Uint16Array,
+            stance: c0.stance as Float32Array,
+            tag: c0.tag as Uint8Array,
+            opinion,
+            index: T.index,
+            recs: T.recs,
+            entries: T.entries,
+            head: T.head,
+            reports: c0.reports as Int32Array,
+            flags: c0.flags as Uint8Array,
+            reposts: c0.reposts as Int32Array,
+            quotes: c0.quotes as Int32Array,
+            comments: c0.comments as Int32Array,
+            outAction: action,
+            outTarget: target,
+            outRoot: root,
+            outRootAuthor: rootAuthor,
+            outDepth: depth,
+            outStance: stance,
+            outBits: bits,
+            maxEvents: E,
+            packed: evAction === s.evAction ? 0 : 1,
+            base: P.base,
+            capI: T.capI,
+            capR: T.capR,
+            reportThreshold: s.cfg.reportThreshold,
+          },
+          n,
+          { chunkRows: USER_CHUNK, announced: true },
+        );
+      await decide();
       // The walk in its own (synchronous) function: the async run's frame, kept across the await
       // below, would otherwise hold the walk's last registers, among them the post columns a
       // growth in batch.write replaces, past releaseArrays.
       const walk = (): void => {
-        // The cascades the user joined this step: their joins are recorded after the walk.
-        const mine: number[] = [];
         for (let k = 0; k < n; k++) {
           const u = s.active[k];
-          mine.length = 0;
           log(u, A.refresh, -1);
           for (let i = 0; tagged && i < s.feedLen[k]; i++) {
             const r = P.rowOf(s.feed[k * F + i]);
             if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
           }
-          const ne = s.evCount[k];
-          if (ne === 0) log(u, A.nothing, -1);
-          const at = evAt(k);
-          for (let e = 0; e < ne; e++) {
-            const act = evAction[at + e];
-            const target = evTarget[at + e];
-            const r = target >= 0 ? P.rowOf(target) : -1;
-            const c = P.cols;
+          if (s.evCount[k] === 0) log(u, A.nothing, -1);
+          for (let o = evStart[k]; o < evStart[k + 1]; o++) {
+            const act = action[o];
+            const t = target[o];
             switch (act) {
-              case A.like:
-              case A.dislike:
-                // Counted by countVotes above.
-                break;
+              case DROPPED:
+                continue;
               case A.report:
-                if (++c.reports[r] >= s.cfg.reportThreshold) c.flags[r] |= FLAG.reported;
-                wrote.posts.push(r);
+                wrote.posts.push(t - P.base);
                 break;
               case A.repost:
               case A.quote:
               case A.comment: {
                 const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
-                // As on X, where an account can repost a post only once, a user joins a reshare cascade
-                // at most once (by a repost or a quote), and the root's author is in it from the
-                // start: a second reshare does not happen, nor is it logged.
-                const t = treeOf(s, r, kind);
-                if (act !== A.comment) {
-                  if (t.rootAuthor === u || s.cascades.has(t.root, u) || mine.includes(t.root)) continue;
-                  mine.push(t.root);
-                }
-                if (act === A.repost) c.reposts[r]++;
-                else if (act === A.quote) c.quotes[r]++;
-                else c.comments[r]++;
-                wrote.posts.push(r);
-                const ps = c.stance[r];
-                const stance = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
-                queue(u, kind, target, t.root, t.rootAuthor, t.depth, stance, -1);
-                joinTree(s, kind, t.root, t.rootAuthor, u, t.depth, ctx.step, (c.flags[r] & FLAG.story) !== 0, c.tag[r] !== 0, joins);
-                log(u, act, target);
-                continue;
+                wrote.posts.push(t - P.base);
+                queue(u, kind, t, root[o], rootAuthor[o], depth[o], stance[o], -1);
+                joinTree(s, kind, root[o], rootAuthor[o], u, depth[o], ctx.step, (bits[o] & STORY) !== 0, (bits[o] & TAGGED) !== 0, joins);
+                break;
               }
               case A.mute:
-                pairSetAdd(s.mutes, u, target);
+                pairSetAdd(s.mutes, u, t);
                 break;
               case A.follow:
-                if (pairSetHas(s.removed.keysA, s.removed.keysB, u, target)) break;
-                if (pairSetAdd(s.added, u, target)) s.followers[target]++;
-                wrote.followers.push(target);
+                if (pairSetHas(s.removed.keysA, s.removed.keysB, u, t)) break;
+                if (pairSetAdd(s.added, u, t)) s.followers[t]++;
+                wrote.followers.push(t);
                 break;
               case A.unfollow:
-                if (pairSetAdd(s.removed, u, target)) s.followers[target]--;
-                wrote.followers.push(target);
+                if (pairSetAdd(s.removed, u, t)) s.followers[t]--;
+                wrote.followers.push(t);
                 break;
               case A.post: {
                 // An original post: the user's interest plus noise as topic, its opinion plus noise
                 // as stance (computed above, postContent).
-                const id = queue(u, KIND.original, -1, -1, u, 0, postStance[k], k);
-                log(u, act, id);
+                log(u, act, queue(u, KIND.original, -1, -1, u, 0, postStance[k], k));
                 continue;
               }
             }
-            log(u, act, target);
+            log(u, act, t);
           }
         }
       };

@@ -65,12 +65,15 @@ export interface Shards {
   capR: number;
 }
 
+/** What a lookup reads (any thread may look up while no kernel writes). */
+export type TrackView = Pick<Shards, 'index' | 'recs' | 'entries' | 'head' | 'capI' | 'capR'>;
+
 export const shardOf = (root: number) => mix32(root >>> 0) >>> SHARD_SHIFT;
 export const rootSlot = (root: number, mask: number) => mix32(root >>> 0) & mask;
 export const entrySlot = (record: number, key: number, mask: number) => mix32((mix32(record) ^ key) >>> 0) & mask;
 
 /** Record of `root` in shard p (local index), or -1. */
-export function findTrack(t: Shards, p: number, root: number): number {
+export function findTrack(t: TrackView, p: number, root: number): number {
   const mask = t.capI - 1;
   const ib = p * t.capI;
   const rb = p * t.capR;
@@ -82,7 +85,7 @@ export function findTrack(t: Shards, p: number, root: number): number {
 }
 
 /** Word offset in `entries` of entry (k, key) of shard p, or of the empty slot where it would go. */
-function probe(t: Shards, p: number, k: number, key: number): number {
+function probe(t: TrackView, p: number, k: number, key: number): number {
   const E = t.entries;
   const mask = t.head[p * HEAD + E_CAP] - 1;
   const eb = t.head[p * HEAD + E_BASE];
@@ -93,14 +96,14 @@ function probe(t: Shards, p: number, k: number, key: number): number {
 }
 
 /** Count of entry (k, key) of shard p: 0 when absent or left by an earlier track of the record. */
-export function entryCount(t: Shards, p: number, k: number, key: number): number {
+export function entryCount(t: TrackView, p: number, k: number, key: number): number {
   const E = t.entries;
   const o = probe(t, p, k, key);
   return E[o] !== 0 && E[o + 2] === t.recs[(p * t.capR + k) * REC + GEN] ? E[o + 3] : 0;
 }
 
 /** Whether `user` is in the tracked cascade of `root`. */
-export function trackHas(t: Shards, root: number, user: number): boolean {
+export function trackHas(t: TrackView, root: number, user: number): boolean {
   const p = shardOf(root);
   const k = findTrack(t, p, root);
   return k >= 0 && entryCount(t, p, k, user) > 0;
