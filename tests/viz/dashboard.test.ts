@@ -442,3 +442,36 @@ describe('dashboard on a live run (socsim run --serve)', () => {
     expect(await exited).toBe(0);
   });
 });
+
+describe('dashboard whose refresh fails', () => {
+  it('tries again with backoff, and catches up with no further event', { timeout: 60_000 }, async () => {
+    // A copy of the small run, its manifest rewound to "running" one step short of the end.
+    const dir = path.join(tmp, 'retry');
+    fs.cpSync(SMALL, dir, { recursive: true });
+    const file = path.join(dir, 'manifest.json');
+    const done = fs.readFileSync(file, 'utf8');
+    const m = JSON.parse(done);
+    fs.writeFileSync(file, JSON.stringify({ ...m, status: 'running', steps_completed: m.steps_completed - 1 }));
+    const server = await startServer({ runDir: dir, appDir, port: 0, watchMs: 100 });
+    const { page } = browser;
+    try {
+      await page.goto('about:blank');
+      browser.errors.length = 0;
+      await open(page, server.url);
+      expect(await page.textContent('[data-field="status"]')).toBe('running');
+      // The run finishes, and the page's next three manifest requests fail: the step and status
+      // events the server sends for that change are the last ones it will send.
+      let failed = 0;
+      await page.route('**/manifest.json', (route) => (failed < 3 ? (failed++, route.abort()) : route.continue()));
+      fs.writeFileSync(file, done);
+      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'completed', undefined, { timeout: 30_000 });
+      expect(failed).toBe(3);
+      const errors = await page.evaluate(() => (window as unknown as { __socsim: { errors: string[] } }).__socsim.errors);
+      expect(errors.length).toBeGreaterThanOrEqual(3);
+      expect(await page.textContent('#step-label')).toMatch(new RegExp(`^after step ${m.steps_completed} of ${m.steps_completed}`));
+    } finally {
+      await page.unrouteAll();
+      await server.close();
+    }
+  });
+});

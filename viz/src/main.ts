@@ -365,7 +365,10 @@ async function boot(): Promise<void> {
 }
 
 // ---- live updates ------------------------------------------------------------------------------
-const live = { connected: false, refreshing: false, dirty: false };
+const live = { connected: false, refreshing: false, dirty: false, retryMs: 0, retry: undefined as ReturnType<typeof setTimeout> | undefined };
+/** Backoff of a failed refresh's retries: 0.5 s, doubling up to 30 s. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 30_000;
 
 let booting: Promise<void> | undefined;
 function startBoot(): void {
@@ -406,8 +409,14 @@ async function refresh(): Promise<void> {
       if (wasFollowing) await ensureSnapshot();
       void loadHistograms();
     } while (live.dirty);
+    live.retryMs = 0;
   } catch (e) {
     probe.errors.push(String((e as Error).message ?? e));
+    // Tried again later, with backoff: after a run's last step no event comes to try again, so
+    // a transient failure (a dropped connection, a table read mid-write) would otherwise stay.
+    live.retryMs = Math.min(live.retryMs > 0 ? live.retryMs * 2 : RETRY_FIRST_MS, RETRY_MAX_MS);
+    clearTimeout(live.retry);
+    live.retry = setTimeout(() => void refresh(), live.retryMs);
   } finally {
     live.refreshing = false;
   }
