@@ -120,12 +120,12 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       );
       // On a device executor the counts stay there (in the live rows; the host appends new rows
       // beside them): see the table's growth below and maintain's retirement.
-      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions as Int32Array, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
+      await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
       // So are the likes and dislikes (the walk below only logs them). The columns are passed in
       // the call, not kept in this frame: a growth below replaces them (releaseArrays).
       await world.exec.run(
         K.countVotes,
-        { evCount: s.evCount, evAction: s.evAction, evTarget: s.evTarget, likes: P.cols.likes as Int32Array, dislikes: P.cols.dislikes as Int32Array, maxEvents: s.maxEvents, base: P.base, first: P.first, count: P.count },
+        { evCount: s.evCount, evAction: s.evAction, evTarget: s.evTarget, likes: P.cols.likes, dislikes: P.cols.dislikes, maxEvents: s.maxEvents, base: P.base, first: P.first, count: P.count },
         n,
         { chunkRows: USER_CHUNK },
       );
@@ -224,23 +224,23 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             evAction,
             evTarget,
             evStart,
-            kind: c0.kind as Uint8Array,
-            root: c0.root as Int32Array,
-            root_author: c0.root_author as Int32Array,
-            author: c0.author as Int32Array,
-            depth: c0.depth as Uint16Array,
-            stance: c0.stance as Float32Array,
-            tag: c0.tag as Uint8Array,
+            kind: c0.kind,
+            root: c0.root,
+            root_author: c0.root_author,
+            author: c0.author,
+            depth: c0.depth,
+            stance: c0.stance,
+            tag: c0.tag,
             opinion,
             index: T.index,
             recs: T.recs,
             entries: T.entries,
             head: T.head,
-            reports: c0.reports as Int32Array,
-            flags: c0.flags as Uint8Array,
-            reposts: c0.reposts as Int32Array,
-            quotes: c0.quotes as Int32Array,
-            comments: c0.comments as Int32Array,
+            reports: c0.reports,
+            flags: c0.flags,
+            reposts: c0.reposts,
+            quotes: c0.quotes,
+            comments: c0.comments,
             outAction: action,
             outTarget: target,
             outRoot: root,

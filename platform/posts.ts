@@ -8,7 +8,7 @@
  */
 import type { ColumnData } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
-import { sharedArray, type TypedArray } from '../sim-core/table.ts';
+import { sharedArray, type ARRAY_OF, type TypedArray } from '../sim-core/table.ts';
 
 export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
 export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
@@ -82,6 +82,8 @@ export const SCALAR_COLUMNS = {
 } as const;
 
 export type PostColumn = keyof typeof SCALAR_COLUMNS;
+/** The post table's columns, each its own array type (an i32 column is an Int32Array). */
+export type PostColumns = { [K in PostColumn]: InstanceType<(typeof ARRAY_OF)[(typeof SCALAR_COLUMNS)[K]]> };
 
 /**
  * The counters kernels add to (apply's `impressions` and `countVotes`, atomic adds, in the live
@@ -125,7 +127,7 @@ export class PostTable {
   /** Rows in use, live and retired: live rows are [first, count). */
   count = 0;
   capacity: number;
-  cols: { [K in PostColumn]: TypedArray };
+  cols: PostColumns;
   /** count x dim topic vectors. */
   topic: Float32Array;
   /** Names of the `group` codes ('' = no treatment) and the `tag` codes ('' = none), fixed at set-up. */
@@ -158,7 +160,7 @@ export class PostTable {
   private static alloc(capacity: number) {
     // Built in one go: an object given its 24 properties one assignment at a time is kept by V8 as
     // a hash table (past ~16 properties), and every `cols.likes` in apply was a lookup in it.
-    return Object.fromEntries(Object.entries(SCALAR_COLUMNS).map(([name, type]) => [name, sharedArray(type, capacity)])) as { [K in PostColumn]: TypedArray };
+    return Object.fromEntries(Object.entries(SCALAR_COLUMNS).map(([name, type]) => [name, sharedArray(type, capacity)])) as PostColumns;
   }
 
   /** Next id to be assigned. */

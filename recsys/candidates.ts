@@ -57,11 +57,11 @@ export async function rebuildCandidates(exec: Executor, idx: CandidateIndex, pos
   await exec.run(
     K.candidateTops,
     {
-      kind: c.kind as Uint8Array,
-      flags: c.flags as Uint8Array,
-      cluster: c.cluster as Uint8Array,
-      rank: c.rank as Float32Array,
-      likes: c.likes as Int32Array,
+      kind: c.kind,
+      flags: c.flags,
+      cluster: c.cluster,
+      rank: c.rank,
+      likes: c.likes,
       recF: records.recF,
       score: records.score,
       part: idx.part,

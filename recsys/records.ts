@@ -99,7 +99,7 @@ export class PostRecords {
     const c = posts.cols;
     const fresh = posts.count - this.built;
     if (fresh > 0) {
-      const args = { step: c.step as Int32Array, author: c.author as Int32Array, prevByAuthor: c.prev_by_author as Int32Array, topic: posts.topic, rec: this.rec, recQ: this.recQ, from: this.built, dim: this.dim, stride: S };
+      const args = { step: c.step, author: c.author, prevByAuthor: c.prev_by_author, topic: posts.topic, rec: this.rec, recQ: this.recQ, from: this.built, dim: this.dim, stride: S };
       await exec.run(K.recordStatics, args, fresh, { chunkRows: POST_CHUNK, announced: true });
     }
     exec.hostWrote?.(this.rec, staticFrom * S, posts.count * S);
@@ -108,13 +108,13 @@ export class PostRecords {
     if (device) this.tables(exec, o, firstStep, FACTOR_FROM);
     const out = device ? this.score : this.recF;
     const args = {
-      rank: c.rank as Float32Array,
-      step: c.step as Int32Array,
-      author: c.author as Int32Array,
-      likes: c.likes as Int32Array,
-      dislikes: c.dislikes as Int32Array,
-      treatVote: c.treat_vote as Int8Array,
-      flags: c.flags as Uint8Array,
+      rank: c.rank,
+      step: c.step,
+      author: c.author,
+      likes: c.likes,
+      dislikes: c.dislikes,
+      treatVote: c.treat_vote,
+      flags: c.flags,
       followers: o.followers,
       recencies: device ? this.recencies : NO_TABLE,
       factors: device ? this.factors : NO_TABLE,
