@@ -39,7 +39,8 @@ import { ensureColumn, sharedArray } from '../sim-core/table.ts';
 import { keyOf, streamOf, below, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
-import { queueReduce, sumPartials } from '../sim-core/exec.ts';
+import { queueReduce } from '../sim-core/exec.ts';
+import { kernels as TK, TREE_GROUP } from '../sim-core/treeSums.ts';
 import { checkInitial, initOpinions, type InitialOpinion } from './initialOpinions.ts';
 
 /** `shares`: relative weights of the `states` opinions at the start (default equal). */
@@ -183,12 +184,17 @@ export function hegselmannKrause(o: { eps: number; includeSelf?: boolean; strict
  * (SAS manual; values above 5/9 ~ 0.555 suggest a bimodal, polarised distribution). Moments are
  * population moments (divided by n). A constant opinion has variance 0 and bimodality 0.
  *
- * The mean comes from the `moments` kernel; the central moments from a second pass about that
- * mean (`centralMoments`, by chunk). Raw power sums alone lose every digit of the variance once
- * opinions approach consensus (variance << mean^2, where DeGroot and Hegselmann-Krause end up): at
- * 1M agents with opinions 0.7 +- 0.001 they gave a bimodality of 2.0 (impossible; the true value
- * is 1.0).
+ * The mean comes from the `treeSum` kernel; the central moments from a second pass about that
+ * mean (`treeCentralSums`). Raw power sums alone lose every digit of the variance once opinions
+ * approach consensus (variance << mean^2, where DeGroot and Hegselmann-Krause end up): at 1M agents
+ * with opinions 0.7 +- 0.001 they gave a bimodality of 2.0 (impossible; the true value is 1.0).
+ * Both passes sum in a fixed tree of 4,096-row groups (sim-core/treeSums.ts), the same f64
+ * roundings on either backend, so on webgpu the opinions stay on the device. A NaN or infinite
+ * opinion makes all three metrics NaN.
  */
+/** Rows per CPU chunk of the sums: whole groups. */
+const TREE_CHUNK = 16 * TREE_GROUP;
+
 export function opinionStats(): Phase {
   return {
     name: 'opinion-stats',
@@ -203,14 +209,41 @@ export function opinionStats(): Phase {
 async function measureOpinions(world: World, ctx: StepContext): Promise<void> {
   const x = world.agents.columns.opinion;
   const n = world.agents.length;
-  const [, s1] = await world.exec.reduce(K.moments, { x }, n);
+  if (n === 0) {
+    for (const m of ['opinion_mean', 'opinion_var', 'opinion_bimodality']) ctx.metric(m, 0);
+    return;
+  }
+  // Sums by groups of rows, each group's a fixed tree, combined in group order (sim-core/treeSums.ts):
+  // on the webgpu backend the device sums and only the groups' sums come back.
+  const opts = { chunkRows: TREE_CHUNK };
+  const groups = (await world.exec.run(TK.treeSum, { x }, n, opts)).flat();
+  let s1 = 0;
+  let lo = Infinity;
+  let hi = -Infinity;
+  let bad = 0;
+  for (let g = 0; g < groups.length; g += 4) {
+    s1 += groups[g];
+    lo = Math.min(lo, groups[g + 1]);
+    hi = Math.max(hi, groups[g + 2]);
+    bad += groups[g + 3];
+  }
+  if (bad > 0) {
+    // A NaN or an infinite opinion: no moment is defined.
+    for (const m of ['opinion_mean', 'opinion_var', 'opinion_bimodality']) ctx.metric(m, NaN);
+    return;
+  }
   const mean0 = s1 / n;
-  // The central sums on the threads, by chunk, combined in chunk order (chunks do not depend on the
-  // thread count, so neither do the sums); the extremes from every chunk's.
-  const parts = n > 0 ? await world.exec.run(K.centralMoments, { x, c: mean0 }, n) : [];
-  const [d1 = 0, d2 = 0, d3 = 0, d4 = 0] = sumPartials(parts.map((p) => p.slice(0, 4)));
-  const lo = Math.min(...parts.map((p) => p[4]));
-  const hi = Math.max(...parts.map((p) => p[5]));
+  const central = (await world.exec.run(TK.treeCentralSums, { x, c: mean0 }, n, opts)).flat();
+  let d1 = 0;
+  let d2 = 0;
+  let d3 = 0;
+  let d4 = 0;
+  for (let g = 0; g < central.length; g += 4) {
+    d1 += central[g];
+    d2 += central[g + 1];
+    d3 += central[g + 2];
+    d4 += central[g + 3];
+  }
   // Shift the moments from mean0 to the exact mean (e is the rounding error of mean0).
   const e = d1 / n;
   const mean = mean0 + e;
@@ -225,7 +258,7 @@ async function measureOpinions(world: World, ctx: StepContext): Promise<void> {
   const g = m2 > 0 ? m3 / m2 ** 1.5 : 0;
   const k = m2 > 0 ? m4 / (m2 * m2) - 3 : 0;
   const corr = n > 3 ? (3 * (n - 1) ** 2) / ((n - 2) * (n - 3)) : 3;
-  ctx.metric('opinion_mean', n > 0 ? mean : 0);
+  ctx.metric('opinion_mean', mean);
   ctx.metric('opinion_var', Math.max(0, m2));
   ctx.metric('opinion_bimodality', m2 > 0 ? (g * g + 1) / (k + corr) : 0);
 }

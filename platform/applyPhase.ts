@@ -21,6 +21,7 @@ import { Joins } from './cascades.ts';
 import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
 import { ACTIONS, A, kernels as K } from './kernels.ts';
+import { kernels as CK } from '../sim-core/kernels.ts';
 import { announceHostWrites, feedArgs, USER_CHUNK, type SocialState } from './state.ts';
 
 export interface StoryOptions {
@@ -62,6 +63,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let postTopic = sharedArray('f32', 0);
   let postStance = sharedArray('f32', 0);
   let postCluster = sharedArray('u8', 0);
+  // Per active row: the user's opinion (quotes' and comments' stance), gathered where the opinions
+  // are (on a device executor, so that only these rows come back, not the column).
+  let userOpinion = sharedArray('f32', 0);
   // Where each active user's actions start when packed (on a device executor, the packed actions)
   // and in decideActions' outputs.
   let evStart = sharedArray('i32', 1);
@@ -97,6 +101,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         postTopic = sharedArray('f32', cap * D);
         postStance = sharedArray('f32', cap);
         postCluster = sharedArray('u8', cap);
+        userOpinion = sharedArray('f32', cap);
       }
       await world.exec.run(
         K.postContent,
@@ -118,6 +123,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         n,
         { chunkRows: USER_CHUNK },
       );
+      await world.exec.run(CK.gather, { src: opinion, index: s.active, out: userOpinion }, n);
       // On a device executor the counts stay there (in the live rows; the host appends new rows
       // beside them): see the table's growth below and maintain's retirement.
       await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
@@ -131,9 +137,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       );
       // What follows reads in plain JavaScript who is active (compacted on the device), the
       // actions, the new posts' content, the feeds (stories' reach, only with tagged posts) and the
-      // opinions (quotes' and comments' stance): device copies of those come back first, the rows
-      // of this step's active users only (not the rest: the users' impression rings stay on the
-      // device).
+      // active users' opinions (quotes' and comments' stance): device copies of those come back
+      // first, the rows of this step's active users only (not the rest: the users' impression
+      // rings and the opinion column stay on the device).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
       // User k's actions: evAction and evTarget from k * maxEvents on. On a device executor they
@@ -164,7 +170,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
-      await world.exec.sync?.([s.active, rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), opinion]);
+      await world.exec.sync?.([s.active, rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), rows(userOpinion, 1)]);
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -231,7 +237,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             depth: c0.depth,
             stance: c0.stance,
             tag: c0.tag,
-            opinion,
+            userOpinion,
             index: T.index,
             recs: T.recs,
             entries: T.entries,

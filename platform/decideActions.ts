@@ -48,7 +48,7 @@ const decideActions = kernel(
       depth: 'u16',
       stance: 'f32',
       tag: 'u8',
-      opinion: 'f32',
+      userOpinion: 'f32',
       index: 'i32',
       recs: 'i32',
       entries: 'i32',
@@ -71,7 +71,7 @@ const decideActions = kernel(
     params: ['maxEvents', 'packed', 'base', 'capI', 'capR', 'reportThreshold'],
   },
   (a, start, end): void => {
-    const { active, evCount, evAction, evTarget, evStart, kind, root, root_author, author, depth, stance, tag, opinion, reports, flags } = a;
+    const { active, evCount, evAction, evTarget, evStart, kind, root, root_author, author, depth, stance, tag, userOpinion, reports, flags } = a;
     const { outAction, outTarget, outRoot, outRootAuthor, outDepth, outStance, outBits, maxEvents: E, base } = a;
     const tracks = { index: a.index, recs: a.recs, entries: a.entries, head: a.head, capI: a.capI, capR: a.capR };
     // The cascades the user reshared in this step, before the current action.
@@ -109,7 +109,7 @@ const decideActions = kernel(
         outRootAuthor[o] = tRootAuthor;
         outDepth[o] = same ? depth[r] + 1 : 1;
         const ps = stance[r];
-        outStance[o] = act === A.repost ? ps : act === A.quote ? (ps + opinion[u]) / 2 : opinion[u];
+        outStance[o] = act === A.repost ? ps : act === A.quote ? (ps + userOpinion[k]) / 2 : userOpinion[k];
         outBits[o] = ((flags[r] & FLAG.story) !== 0 ? STORY : 0) | (tag[r] !== 0 ? TAGGED : 0);
       }
     }

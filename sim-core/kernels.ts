@@ -355,32 +355,6 @@ const moments = kernel({ reads: { x: 'num' }, writes: {}, params: [] }, (a, star
   return [end - start, s, s2, s3, s4];
 });
 
-/**
- * Sums about a given centre c: [sum d, sum d^2, sum d^3, sum d^4, min x, max x] with d = x - c,
- * per chunk (the caller sums the first four and takes the extremes in chunk order; opinion-stats).
- */
-const centralMoments = kernel({ reads: { x: 'num' }, writes: {}, params: ['c'] }, (a, start, end): number[] => {
-  const { x: X, c } = a;
-  let d1 = 0;
-  let d2 = 0;
-  let d3 = 0;
-  let d4 = 0;
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (let i = start; i < end; i++) {
-    const v = X[i];
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-    const d = v - c;
-    const dd = d * d;
-    d1 += d;
-    d2 += dd;
-    d3 += dd * d;
-    d4 += dd * dd;
-  }
-  return [d1, d2, d3, d4, lo, hi];
-});
-
 /** Histogram of x into `bins` equal bins over [lo, hi] (values outside are clamped). */
 const histogram = kernel({ reads: { x: 'num' }, writes: {}, params: ['bins', 'lo', 'hi'] }, (a, start, end): number[] => {
   const { x: X, bins, lo, hi } = a;
@@ -483,7 +457,6 @@ export const kernels = kernelList(import.meta.url, {
   bernoulli,
   broadcast,
   moments,
-  centralMoments,
   histogram,
   countCodes,
   countMask,

@@ -15,27 +15,38 @@ export async function gpuOrSkip(what: string): Promise<Gpu | undefined> {
 }
 
 /**
- * A test shader over rows of three u32 words [a, b, op]: out[i] = the expression `exprs[op]` of a
- * and b (the last one also for any larger op), after `prelude` (the WGSL functions under test).
+ * A test shader over rows: after `prelude` (the WGSL functions under test), `body` runs for each
+ * row i < p.rows, reading the input words `ab` and writing the output words `out`.
  */
-export function opsShader(prelude: string, exprs: readonly string[]): string {
-  const cases = exprs.map((e, i) => (i < exprs.length - 1 ? `    case ${i}u: { out[i] = ${e}; }` : `    default: { out[i] = ${e}; }`));
+export function rowShader(prelude: string, body: string): string {
   return /* wgsl */ `
 ${prelude}
 struct Params { rows: u32, stride: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> abo: array<u32>;
+@group(0) @binding(1) var<storage, read> ab: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let i = gid.x + gid.y * p.stride;
   if (i >= p.rows) { return; }
-  let a = abo[3u * i];
-  let b = abo[3u * i + 1u];
-  switch abo[3u * i + 2u] {
-${cases.join('\n')}
-  }
+${body}
 }`;
+}
+
+/**
+ * A test shader over rows of three u32 words [a, b, op]: out[i] = the expression `exprs[op]` of a
+ * and b (the last one also for any larger op), after `prelude` (the WGSL functions under test).
+ */
+export function opsShader(prelude: string, exprs: readonly string[]): string {
+  const cases = exprs.map((e, i) => (i < exprs.length - 1 ? `    case ${i}u: { out[i] = ${e}; }` : `    default: { out[i] = ${e}; }`));
+  return rowShader(
+    prelude,
+    `  let a = ab[3u * i];
+  let b = ab[3u * i + 1u];
+  switch ab[3u * i + 2u] {
+${cases.join('\n')}
+  }`,
+  );
 }
 
 /** Runs an opsShader over rows [a, b, op]; returns out. */

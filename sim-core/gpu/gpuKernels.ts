@@ -12,6 +12,8 @@
  *   write whole words;
  * - the opinion kernels on f64 columns or with a parameter that is not finite (the software f32
  *   of softfloat.wgsl.ts takes finite f32 values);
+ * - the opinion statistics' sums (treeSum, treeCentralSums) on f64 columns, or about a centre that
+ *   is not a finite, normal or zero f64 (the software f64 of softf64.wgsl.ts);
  * - an array larger than the adapter's largest storage binding, except CSR targets, which are
  *   bound as up to splitParts() ranges of one buffer (kernels.wgsl.ts), as long as that buffer is
  *   within the adapter's largest buffer;
@@ -19,12 +21,14 @@
  */
 import type { AnyKernel } from '../kernel.ts';
 import { kernels as core } from '../kernels.ts';
+import { kernels as tree, TREE_GROUP } from '../treeSums.ts';
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { keyWords } from './rng.wgsl.ts';
 import { WORKGROUP } from './dispatch.ts';
+import { TREE_CENTRAL_WGSL, TREE_CENTRAL_WORDS, TREE_SUM_WGSL, TREE_SUM_WORDS, f64Words, treeCentralValues, treeSumValues } from './treeSums.wgsl.ts';
 import { BOUNDED_STEP_F32_WGSL, SEGMENT_BOUNDED_MEAN_F32_WGSL, SEGMENT_MEAN_F32_WGSL, f32Bits } from './opinionKernels.wgsl.ts';
-import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COMPACT_MASK_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, COUNT_MASK_U8_WGSL, GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
+import { MAX_SPLIT_PARTS, splitParts, APPLY_MARKS_U8_WGSL, COMPACT_MASK_U8_WGSL, COPY_WORDS_WGSL, COUNT_CODES_U8_WGSL, GATHER_WORDS_WGSL, COUNT_MASK_U8_WGSL, GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL, SPREAD_U8_WGSL, THRESHOLD_MARK_U8_WGSL, TRANSITION_U8_WGSL, bernoulliWords } from './kernels.wgsl.ts';
 
 /** An array bound as `parts` ranges of `partBytes` (kernels.wgsl.ts SPLIT_TARGETS). */
 export interface Split {
@@ -210,6 +214,10 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
   }
   if (is(k, core.gather)) {
     const { src, index, out } = a as { src: TypedArray; index: Int32Array; out: TypedArray };
+    if (src.BYTES_PER_ELEMENT === 4 && src.constructor === out.constructor && src !== out && out.length >= rows && index.length >= rows) {
+      // Only rows [0, rows) of out are written: the host keeps the rest.
+      return { shader: GATHER_WORDS_WGSL, gridRows: rows, params: [], arrays: [src, index, out], writes: [{ array: out, from: 0, to: rows }] };
+    }
     if (!(src instanceof Uint8Array && out instanceof Uint8Array) || out.length !== rows || index.length < rows) return undefined;
     return { shader: GATHER_U8_WGSL, gridRows: words(rows), params: [rows], arrays: [src, index, out], writes: [out] };
   }
@@ -262,6 +270,17 @@ function build(k: AnyKernel, a: Record<string, unknown>, rows: number, partBytes
     const { x, partner, out } = a as { x: TypedArray; partner: Int32Array; out: TypedArray };
     if (!(x instanceof Float32Array && out instanceof Float32Array) || x === out || !finite32(a.mu) || Number.isNaN(a.eps)) return undefined;
     return { shader: BOUNDED_STEP_F32_WGSL, gridRows: rows, params: [f32Bits(a.eps as number), f32Bits(a.mu as number)], arrays: [x, partner, out], writes: [out] };
+  }
+  if (is(k, tree.treeSum) || is(k, tree.treeCentralSums)) {
+    const { x } = a as { x: TypedArray };
+    if (!(x instanceof Float32Array) || x.length < rows) return undefined;
+    const groups = Math.ceil(rows / TREE_GROUP);
+    const gridRows = groups * WORKGROUP;
+    if (is(k, tree.treeSum)) return { shader: TREE_SUM_WGSL, gridRows, params: [rows, groups, 0, 0], arrays: [x], writes: [], resultWords: groups * TREE_SUM_WORDS, finish: treeSumValues };
+    // The centre as an f64 the software f64 takes: finite, normal or zero.
+    const c = a.c as number;
+    if (!Number.isFinite(c) || (c !== 0 && Math.abs(c) < 2 ** -1022)) return undefined;
+    return { shader: TREE_CENTRAL_WGSL, gridRows, params: [rows, groups, ...f64Words(c)], arrays: [x], writes: [], resultWords: groups * TREE_CENTRAL_WORDS, finish: treeCentralValues };
   }
   const partsBeside = (others: number) => Math.max(0, Math.min(MAX_SPLIT_PARTS, storageLimit - others));
   return registered.get(keyOfKernel(k))?.(a, rows, { partBytes, parts, partsBeside });

@@ -127,6 +127,23 @@ ${ROW}
 }`;
 
 /**
+ * gather for 32-bit columns (f32, i32, u32): out[i] = src[index[i]], or src[i] when index[i] < 0,
+ * moved as bit patterns. The grid runs over rows.
+ */
+export const GATHER_WORDS_WGSL = /* wgsl */ `
+struct Params { rows: u32, stride: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read> index: array<i32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+${ROW}
+  let j = index[v];
+  out[v] = src[select(u32(j), v, j < 0)];
+}`;
+
+/**
  * gatherNeighbor for u8 columns: out[v] = src[sampleNeighbor's pick for v], or src[v] for rows
  * without neighbours. Packed as GATHER_U8_WGSL (four rows to a word, one word per invocation; the
  * grid runs over words), the picks as SAMPLE_NEIGHBOR_WGSL. Parameters: part (SPLIT_TARGETS), n

@@ -4,6 +4,7 @@ import { sharedArray } from '../../sim-core/table.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { kernels as K } from '../../sim-core/kernels.ts';
+import { kernels as TK, TREE_GROUP } from '../../sim-core/treeSums.ts';
 import { releaseMemory } from '../../sim-core/table.ts';
 import { kernels as faulty, seenArgs } from './fixtures/faultyKernels.ts';
 import { setFlagsFromString } from 'node:v8';
@@ -98,26 +99,56 @@ describe('executor', () => {
     expect(b).toEqual(a);
   });
 
-  it('centralMoments: per-chunk sums about a centre and extremes, the same chunks on the pool as inline', async () => {
-    const n = 300_000;
+  it('treeSum and treeCentralSums: per-group sums in the fixed tree, the same on the pool as inline', async () => {
+    const n = 300_001;
     const x = sharedArray('f32', n);
     for (let i = 0; i < n; i++) x[i] = Math.fround(Math.sin(i) * 0.9 + 0.05);
     const c = 0.05;
-    const a = await inline.run(K.centralMoments, { x, c }, n);
-    const b = await pool.run(K.centralMoments, { x, c }, n);
-    expect(a.length).toBeGreaterThan(1);
-    expect(b).toEqual(a);
-    const want = [0, 0, 0, 0];
+    const opts = { chunkRows: 4 * TREE_GROUP };
+    const sums = (await inline.run(TK.treeSum, { x }, n, opts)).flat();
+    expect((await pool.run(TK.treeSum, { x }, n, opts)).flat()).toEqual(sums);
+    const central = (await inline.run(TK.treeCentralSums, { x, c }, n, opts)).flat();
+    expect((await pool.run(TK.treeCentralSums, { x, c }, n, opts)).flat()).toEqual(central);
+    const groups = Math.ceil(n / TREE_GROUP);
+    expect(sums.length).toBe(4 * groups);
+    expect(central.length).toBe(4 * groups);
+    // Each group's sums as the tree defines them: 64-row blocks in order, then pairwise (t + 32 into t, ...).
+    const tree = (g: number, term: (v: number) => number) => {
+      const b = Array.from({ length: 64 }, (_, t) => {
+        let s = 0;
+        for (let i = g * TREE_GROUP + t * 64; i < Math.min(g * TREE_GROUP + (t + 1) * 64, n); i++) s += term(x[i]);
+        return s;
+      });
+      for (let w = 32; w >= 1; w /= 2) for (let t = 0; t < w; t++) b[t] = b[t] + b[t + w];
+      return b[0];
+    };
+    for (const g of [0, 7, groups - 1]) {
+      expect(sums[4 * g]).toBe(tree(g, (v) => v));
+      const ds = [1, 2, 3, 4].map((p) => tree(g, (v) => { const d = v - c; const dd = d * d; return p === 1 ? d : p === 2 ? dd : p === 3 ? dd * d : dd * dd; }));
+      expect(central.slice(4 * g, 4 * g + 4)).toEqual(ds);
+    }
+    // And near the plain sums; the extremes exact; no group flagged.
+    const want = [0, 0, 0, 0, 0];
     let lo = Infinity;
     let hi = -Infinity;
     for (let i = 0; i < n; i++) {
-      for (let p = 1; p <= 4; p++) want[p - 1] += (x[i] - c) ** p;
+      want[0] += x[i];
+      for (let p = 1; p <= 4; p++) want[p] += (x[i] - c) ** p;
       lo = Math.min(lo, x[i]);
       hi = Math.max(hi, x[i]);
     }
-    for (let p = 0; p < 4; p++) expect(a.reduce((s, part) => s + part[p], 0) / want[p]).toBeCloseTo(1, 9);
-    expect(Math.min(...a.map((part) => part[4]))).toBe(lo);
-    expect(Math.max(...a.map((part) => part[5]))).toBe(hi);
+    const total = (a: number[], k: number) => a.reduce((s, v, i) => (i % 4 === k ? s + v : s), 0);
+    expect(total(sums, 0) / want[0]).toBeCloseTo(1, 9);
+    for (let p = 0; p < 4; p++) expect(total(central, p) / want[p + 1]).toBeCloseTo(1, 9);
+    expect(Math.min(...sums.filter((_, i) => i % 4 === 1))).toBe(lo);
+    expect(Math.max(...sums.filter((_, i) => i % 4 === 2))).toBe(hi);
+    expect(total(sums, 3)).toBe(0);
+    // A NaN or an infinity flags its group; a chunking that splits groups is refused.
+    x[5000] = NaN;
+    x[200_000] = -Infinity;
+    const flagged = (await pool.run(TK.treeSum, { x }, n, opts)).flat();
+    expect(flagged.filter((_, i) => i % 4 === 3).flatMap((v, g) => (v ? [g] : []))).toEqual([1, 48]);
+    await expect(inline.run(TK.treeSum, { x }, n, { chunkRows: 5000 })).rejects.toThrow(/multiple of 4096/);
   });
 
   it('refuses non-shared arrays on the pool with a clear message', async () => {

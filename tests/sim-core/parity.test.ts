@@ -169,6 +169,7 @@ describe('kernel parity: inline and worker pool', () => {
     await check.run(core.broadcast, { out: outF, table, group }, n);
     await check.run(core.fill, { out: outF, value: 0.25 }, n);
     await check.reduce(core.histogram, { x: outF, bins: 8, lo: -1, hi: 1 }, n);
+    await check.reduce(core.moments, { x: outF }, n);
     // Deffuant's synchronous scheme (the deffuant scenario runs the pairwise one by default).
     const x = sharedArray('f32', n);
     const partner = sharedArray('i32', n);

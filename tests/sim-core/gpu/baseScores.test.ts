@@ -15,11 +15,11 @@ import { KIND, PostTable } from '../../../platform/posts.ts';
 import { PostRecords } from '../../../recsys/records.ts';
 import { RANKER } from '../../../recsys/rankers.ts';
 import '../../../recsys/gpuKernels.ts';
-import { runPass, WORKGROUP } from '../../../sim-core/gpu/dispatch.ts';
+import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTF64_WGSL } from '../../../sim-core/gpu/softf64.wgsl.ts';
-import { gpuOrSkip } from '../../gpuHelpers.ts';
+import { gpuOrSkip, rowShader } from '../../gpuHelpers.ts';
 
 const gpu = await gpuOrSkip('the post base scores in WGSL against the CPU');
 afterAll(() => gpu?.close());
@@ -27,22 +27,15 @@ afterAll(() => gpu?.close());
 const RANKS = [1, 1, 1, 0.3, 0.7, 1.1, 1e-39, 0];
 
 /** Per row [a high word, a low word, b high word, b low word] (two f64): the f64 bits of d_mul(a, b), then its f32 bits. */
-const MUL_SHADER = `${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTF64_WGSL}
-struct Params { rows: u32, stride: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> ab: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x + gid.y * p.stride;
-  if (i >= p.rows) { return; }
-  let d = d_mul(d_from_f64(ab[4u * i], ab[4u * i + 1u]), d_from_f64(ab[4u * i + 2u], ab[4u * i + 3u]));
+const MUL_SHADER = rowShader(
+  `${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTF64_WGSL}`,
+  `  let d = d_mul(d_from_f64(ab[4u * i], ab[4u * i + 1u]), d_from_f64(ab[4u * i + 2u], ab[4u * i + 3u]));
   var hi = d.s << 31u;
   if ((d.hi | d.lo) != 0u) { hi = hi | (u32(d.e + 1075) << 20u) | (d.hi & 0xfffffu); }
   out[3u * i] = hi;
   out[3u * i + 1u] = d.lo;
-  out[3u * i + 2u] = d_to_f32(d);
-}`;
+  out[3u * i + 2u] = d_to_f32(d);`,
+);
 
 describe.skipIf(!gpu)(`post base scores on WebGPU (${gpu?.adapter})`, () => {
   it.each([

@@ -62,7 +62,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     { scenario: 'sir', params: { beta: 0.08, gamma: 0.3, sis: true }, column: 'state', kernels: ['spread', 'transition', 'applyMarks'] },
     { scenario: 'linear-threshold', params: { seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
     { scenario: 'linear-threshold', params: { threshold: 0.25, seedCount: 3000 }, column: 'state', kernels: ['thresholdMark', 'applyMarks'] },
-    // Opinion models: f32 columns through the software f32 (their metrics' moments stay on the CPU).
+    // Opinion models: f32 columns through the software f32 (their metrics' sums too: treeSum, treeCentralSums).
     { scenario: 'degroot', params: { selfWeight: 0.5 }, column: 'opinion', kernels: ['segmentMean', 'copy'] },
     { scenario: 'hegselmann-krause', params: { eps: 0.2 }, column: 'opinion', kernels: ['segmentBoundedMean', 'copy'] },
     { scenario: 'hegselmann-krause', params: { eps: 0.25, includeSelf: false, strict: true }, column: 'opinion', kernels: ['segmentBoundedMean', 'copy'] },
@@ -109,6 +109,14 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     const counted = c.column !== 'opinion';
     if (counted) expect(exec.counts.gpu.get('countCodes')).toBeGreaterThanOrEqual(12);
     expect([...exec.counts.cpu.keys()].filter((k) => [...c.kernels, 'countCodes'].includes(k))).toEqual([]);
+    if (!counted) {
+      // The opinion statistics were summed on the device at every step: besides the run's last
+      // sync (the snapshots are captured), less than one column's bytes came back in all.
+      expect(exec.counts.gpu.get('treeSum')).toBeGreaterThanOrEqual(12);
+      expect(exec.counts.gpu.get('treeCentralSums')).toBeGreaterThanOrEqual(12);
+      const down = [...exec.transfers].reduce((sum, [name, t]) => sum + (name === '(sync)' ? 0 : t.down), 0);
+      expect(down).toBeLessThan(common.agents * 4);
+    }
   });
 
   // The scenarios whose steps mix GPU and CPU kernels with phases that write columns in plain

@@ -14,8 +14,9 @@ import { GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from '.
 import { createTable } from '../../../sim-core/table.ts';
 import { runStep, type World } from '../../../sim-core/phase.ts';
 import { voter } from '../../../models/opinion.ts';
-import { runPass, WORKGROUP } from '../../../sim-core/gpu/dispatch.ts';
-import { gpuOrSkip } from '../../gpuHelpers.ts';
+import { runPass } from '../../../sim-core/gpu/dispatch.ts';
+import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
+import { gpuOrSkip, rowShader } from '../../gpuHelpers.ts';
 
 const gpu = await gpuOrSkip('WGSL kernels against the CPU kernels');
 // Targets in one part: every split binding gets the whole array (the executor's splitting is
@@ -29,18 +30,7 @@ afterAll(() => {
   exec.close();
 });
 
-const MULHI = /* wgsl */ `
-${RNG_WGSL}
-struct Params { rows: u32, stride: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> ab: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x + gid.y * p.stride;
-  if (i >= p.rows) { return; }
-  out[i] = mulhi(ab[2u * i], ab[2u * i + 1u]);
-}`;
+const MULHI = rowShader(RNG_WGSL, '  out[i] = mulhi(ab[2u * i], ab[2u * i + 1u]);');
 
 describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
   it('mulhi is the high word of the exact 64-bit product', async () => {
@@ -110,6 +100,32 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     const got = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [src, index], outputBytes: words * 4 }));
     expect(Buffer.from(got.subarray(0, n)).equals(Buffer.from(cpu))).toBe(true);
     expect(Array.from(got.subarray(n))).toEqual([0]);
+  });
+
+  it('gather of 32-bit columns on the device (apply\'s active users\' opinions): the CPU kernel\'s bits, negative indices included, rows past the call kept', async () => {
+    const n = 50_001;
+    const inner = createExecutor(1);
+    const gx = new GpuExecutor(gpu!, inner);
+    try {
+      for (const type of ['f32', 'i32'] as const) {
+        const src = sharedArray(type, n);
+        const index = sharedArray('i32', n);
+        for (let i = 0; i < n; i++) {
+          src[i] = type === 'f32' ? Math.fround(Math.sin(i) * 1e-30 ** (i % 3)) : hash(9, i, 0) | 0;
+          index[i] = i % 89 === 0 ? -1 : hash(9, i, 1) % n;
+        }
+        const want = sharedArray(type, n + 10).fill(7);
+        const got = sharedArray(type, n + 10).fill(7);
+        await exec.run(K.gather, { out: want, src, index }, n);
+        await gx.run(K.gather, { out: got, src, index }, n);
+        await gx.sync([got]);
+        expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer)), type).toBe(true);
+      }
+      expect(gx.counts.gpu.get('gather')).toBe(2);
+      expect(gx.counts.cpu.size).toBe(0);
+    } finally {
+      await inner.close();
+    }
   });
 
   it('ten voter steps on the GPU (gatherNeighbor; and sampleNeighbor, then gather) give the votes of the voter phase, step by step', async () => {
