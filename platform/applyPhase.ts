@@ -14,7 +14,7 @@ import type { Phase } from '../sim-core/phase.ts';
 import { keyOf, streamOf } from '../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { IndexList } from '../sim-core/indexList.ts';
-import { COUNTED_COLUMNS, FLAG, KIND } from './posts.ts';
+import { FLAG, KIND } from './posts.ts';
 import { addPost, joinTree, type PostSpec, type TreeJoins } from './newPost.ts';
 import { DROPPED, STORY, TAGGED, kernels as KD } from './decideActions.ts';
 import { Joins } from './cascades.ts';
@@ -163,10 +163,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           await world.exec.sync([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
         }
         [evAction, evTarget] = [packedAction, packedTarget];
-        // The step's posts (at most one per action, and the story's) may make the table compact
-        // or grow, copying its rows on the host: the counts kernels add to come back first.
-        const storyPosts = story && ctx.step === story.step ? s.storySeeds.length : 0;
-        if (P.count + total + storyPosts > P.capacity) await world.exec.sync(COUNTED_COLUMNS.map((c) => P.cols[c]));
+        // The step's posts may make the table compact or grow: the device repeats the move or the
+        // copy on its copies (announceHostWrites), so the counts kernels add to stay there.
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;

@@ -188,13 +188,13 @@ const STATS = ['scale', 'depth', 'breadth'] as const;
 export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   const files: Array<ArrowFileAppender | undefined> = [];
-  // The rows retired go to posts.arrow, a compaction moves the rest: a device executor's counts
-  // (apply's impressions and countVotes kernels) come back first, as far as the rows read.
+  // The rows retired go to posts.arrow: a device executor's counts (apply's impressions and
+  // countVotes kernels) come back first, as far as those rows. A compaction moves the rest on the
+  // device too (announceHostWrites), where their counts stay.
   const flush = async (world: World, end: number) => {
     const P = s.posts;
     if (end <= P.first) return;
-    const all = P.retireCompacts(end);
-    await world.exec.sync?.(COUNTED_COLUMNS.map((c) => (all ? P.cols[c] : { array: P.cols[c], length: end })));
+    await world.exec.sync?.(COUNTED_COLUMNS.map((c) => ({ array: P.cols[c], length: end })));
     P.retire(end, (cols, r) => posts?.append(cols, r));
   };
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.

@@ -87,8 +87,9 @@ export type PostColumns = { [K in PostColumn]: InstanceType<(typeof ARRAY_OF)[(t
 
 /**
  * The counters kernels add to (apply's `impressions` and `countVotes`, atomic adds, in the live
- * rows): a device executor holds them there between steps, and the host reads them back when it
- * retires, compacts or grows the table (phases.ts maintain, applyPhase.ts). The host only zeroes a new post's.
+ * rows): a device executor holds them there between steps, and the host reads back the rows it
+ * retires (phases.ts maintain); a compaction or growth is repeated on the device's copy
+ * (state.ts announceHostWrites). The host only zeroes a new post's.
  */
 export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes'] as const;
 
@@ -119,6 +120,18 @@ export interface NewPost {
  */
 const COMPACT_AT = 4;
 
+/** A post table's arrays. */
+export interface PostArrays {
+  cols: PostColumns;
+  topic: Float32Array;
+}
+
+/**
+ * A change of the table's rows besides writes: a compaction moved rows [from, from + rows) of
+ * `at` to the front, or a growth copied rows [0, rows) of `grow` into the larger `at`.
+ */
+export type TableMove = { at: PostArrays; from: number; rows: number; grow?: undefined } | { at: PostArrays; grow: PostArrays; rows: number };
+
 export class PostTable {
   /** Id of row 0. */
   base = 0;
@@ -133,8 +146,10 @@ export class PostTable {
   /** Names of the `group` codes ('' = no treatment) and the `tag` codes ('' = none), fixed at set-up. */
   groups: readonly string[] = [''];
   tags: readonly string[] = [''];
-  /** Rows [changedFrom, count) were added or moved since the last takeChanged(). */
+  /** Rows [changedFrom, count) were added since the last takeChanged() (moves are in `moves`). */
   private changedFrom = 0;
+  /** The compactions and growths since the last takeChanged(), in order (for a device's copies). */
+  private moves: TableMove[] = [];
   /**
    * Set when `reserve` moved the columns to larger buffers: the old ones (137 B a row) stay
    * allocated until a collection finds them, so the caller releases them (`releaseArrays`) at its
@@ -174,14 +189,18 @@ export class PostTable {
   }
 
   /**
-   * The first row added or moved (compact) since the last call: rows before it hold what they
-   * held then, except the counters, flags and rank of live posts, which change after creation.
-   * For an executor that keeps a device copy of the columns (platform/state.ts announceHostWrites).
+   * What changed since the last call, for an executor that keeps a device copy of the columns
+   * (platform/state.ts announceHostWrites): the compactions and growths in order (`moves`: the
+   * device repeats them on its copy), then the first row added (`from`): rows before it hold what
+   * the moves left there, except the counters, flags and rank of live posts, which change after
+   * creation.
    */
-  takeChanged(): number {
+  takeChanged(): { moves: TableMove[]; from: number } {
     const from = Math.min(this.changedFrom, this.count);
+    const moves = this.moves;
     this.changedFrom = this.count;
-    return from;
+    this.moves = [];
+    return { moves, from };
   }
 
   /** Row of a live post's id, or -1. */
@@ -204,10 +223,10 @@ export class PostTable {
     for (const k of Object.keys(cols) as PostColumn[]) cols[k].set(this.cols[k].subarray(0, this.count));
     const topic = sharedArray('f32', cap * this.dim);
     topic.set(this.topic.subarray(0, this.count * this.dim));
+    this.moves.push({ at: { cols, topic }, grow: { cols: this.cols, topic: this.topic }, rows: this.count });
     this.cols = cols;
     this.topic = topic;
     this.capacity = cap;
-    this.changedFrom = 0;
     this.grew = true;
   }
 
@@ -322,11 +341,6 @@ export class PostTable {
     if (this.first * COMPACT_AT >= this.live) this.compact();
   }
 
-  /** Whether retire(end) moves the live rows (compacts), beside handing over rows [first, end). */
-  retireCompacts(end: number): boolean {
-    return end > this.first && end * COMPACT_AT >= this.count - end;
-  }
-
   /**
    * Moves the live rows to the front, dropping the retired ones; ids are unchanged. The columns
    * stay the same objects: views from a moving head row instead (tried on 2026-11-26) gave every
@@ -337,9 +351,10 @@ export class PostTable {
     if (f === 0) return;
     for (const k of Object.keys(this.cols) as PostColumn[]) this.cols[k].copyWithin(0, f, this.count);
     this.topic.copyWithin(0, f * this.dim, this.count * this.dim);
+    this.moves.push({ at: { cols: this.cols, topic: this.topic }, from: f, rows: this.count - f });
     this.count -= f;
     this.base += f;
     this.first = 0;
-    this.changedFrom = 0;
+    this.changedFrom = Math.max(0, this.changedFrom - f);
   }
 }

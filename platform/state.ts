@@ -10,7 +10,7 @@ import type { Executor } from '../sim-core/exec.ts';
 import type { IndexList } from '../sim-core/indexList.ts';
 import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
-import { PostTable } from './posts.ts';
+import { PostTable, type PostColumn } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import type { BehaviourOverride } from './intervene.ts';
@@ -309,17 +309,32 @@ const ANY: HostWrites = { posts: 'any', latest: 'any', followers: 'any' };
 
 /**
  * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
- * plain JavaScript, so that the next kernel uploads only that: the post rows added or moved since
- * the last call (PostTable.takeChanged), and what `wrote` says of the rest (by default, any live
+ * plain JavaScript, so that the next kernel uploads only that: the post rows added since the last
+ * call (PostTable.takeChanged; the rows a compaction moved or a growth copied are moved or copied on
+ * the device: Executor.hostMoved, hostCopied), and what `wrote` says of the rest (by default, any live
  * row of the changing columns and any author's latest post and follower count). Phases that write
  * any of these on the host call it before the next kernel: apply (which lists the rows and users
  * it touched), maintain (compaction, the follower counts of a rebuilt graph) and the interventions.
  */
 export function announceHostWrites(world: World, s: SocialState, wrote: HostWrites = ANY): void {
   const exec = world.exec;
-  if (!exec.hostWrote) return;
   const P = s.posts;
-  const from = P.takeChanged();
+  // Taken on every backend: a growth's record holds the old arrays.
+  const { moves, from } = P.takeChanged();
+  if (!exec.hostWrote) return;
+  // Compactions and growths first, as the host made them: the device repeats them on its copy
+  // (a compaction at 10M agents moves ~23M rows, 2.5 GB of columns that would otherwise go up again).
+  const D = P.dim;
+  for (const m of moves) {
+    const names = Object.keys(m.at.cols) as PostColumn[];
+    if (m.grow) {
+      for (const k of names) exec.hostCopied!(m.at.cols[k], m.grow.cols[k], m.rows);
+      exec.hostCopied!(m.at.topic, m.grow.topic, m.rows * D);
+    } else {
+      for (const k of names) exec.hostMoved!(m.at.cols[k], m.from, 0, m.rows);
+      exec.hostMoved!(m.at.topic, m.from * D, 0, m.rows * D);
+    }
+  }
   for (const [name, col] of Object.entries(P.cols)) {
     if (P.count > from) exec.hostWrote(col, from, P.count);
     if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, wrote.posts, P.first, Math.min(from, P.count));

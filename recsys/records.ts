@@ -9,7 +9,8 @@
  * With an executor that keeps device copies (the webgpu backend), the base scores go to `score`, a
  * column of their own, instead of the records' recF words (left unwritten), and every kernel reads
  * them from there: the device's copy of the records then changes only where static fields were
- * written (the step's new rows, or every row after a compaction). The `baseScores` kernel runs on
+ * written (the step's new rows; a compaction's move and a growth's copy are made on the device,
+ * Executor.hostMoved and hostCopied). The `baseScores` kernel runs on
  * the device for x-interest, chronological and random (recsys/baseScores.wgsl.ts), from two f64 tables
  * made here (the recency of each creation step in the window, the follower factor of each count
  * from 999), so the scores never cross the bus; reddit-hot's (log10) are computed on the CPU and
@@ -82,15 +83,20 @@ export class PostRecords {
   async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
     const S = this.stride;
     const shift = posts.base - this.base;
-    // Rows whose static fields change: every row when the rows move, else those added.
-    const staticFrom = shift > 0 ? 0 : this.built;
     if (shift > 0) {
-      this.rec.copyWithin(0, Math.min(shift, this.built) * S, this.built * S);
-      this.built = Math.max(0, this.built - shift);
+      // The rows move with the table's (a device executor moves its copy on the device).
+      const from = Math.min(shift, this.built);
+      this.rec.copyWithin(0, from * S, this.built * S);
+      if (this.built > from) exec.hostMoved?.(this.rec, from * S, 0, (this.built - from) * S);
+      this.built -= from;
       this.base = posts.base;
     }
+    // Rows whose static fields are written below: those added.
+    const staticFrom = this.built;
     if (this.rec.length < posts.count * S) {
+      const old = this.rec;
       this.grow(posts.count);
+      exec.hostCopied?.(this.rec, old, this.built * S);
       // The old records go back now (0.5 GB at 2^24 rows), not at some later collection.
       await releaseArrays(exec);
     }

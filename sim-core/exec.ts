@@ -85,6 +85,19 @@ export interface Executor {
    */
   hostWroteAt?(array: TypedArray, at: Int32Array, n: number): void;
   /**
+   * The host moved elements [from, from + count) of `array` down to `to` (`array.copyWithin(to,
+   * from, from + count)`, to < from: a table compacting its rows) and no longer uses the elements
+   * from to + count on until it writes them anew. An executor that keeps a device copy moves that
+   * copy the same way on the device, instead of taking the moved elements as written (which would
+   * send them all up again). Executors with hostWrote have it.
+   */
+  hostMoved?(array: TypedArray, from: number, to: number, count: number): void;
+  /**
+   * The host copied elements [0, count) of `src` into the new array `dst` (a table growing into
+   * larger arrays): an executor that keeps a device copy of src makes dst's by a copy on the device.
+   */
+  hostCopied?(dst: TypedArray, src: TypedArray, count: number): void;
+  /**
    * Queues a reducing kernel: once the returned promise resolves, kernels run after it can no
    * longer change what it reads, but its sums may still be on their way (a device reads them back
    * while it goes on with the next kernels). Executors without it: `queueReduce` below waits for

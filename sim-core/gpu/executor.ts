@@ -196,6 +196,16 @@ export class GpuExecutor implements Executor {
     this.res.hostWroteAt(arr, at, n);
   }
 
+  /** See Executor.hostMoved: the device copy moves on the device. */
+  hostMoved(arr: TypedArray, from: number, to: number, count: number): void {
+    this.res.hostMoved(arr, from, to, count);
+  }
+
+  /** See Executor.hostCopied: dst's device copy is made from src's on the device. */
+  hostCopied(dst: TypedArray, src: TypedArray, count: number): void {
+    this.res.hostCopied(dst, src, count);
+  }
+
   private count(bytes: number, way: 'up' | 'down'): void {
     if (bytes === 0) return;
     let t = this.transfers.get(this.current);

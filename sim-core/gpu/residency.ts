@@ -17,7 +17,8 @@
  * Host writes outside kernels come through `hostWrote(array, from, to)`, which marks those elements
  * of the device copy stale (the next kernel that binds the array uploads only them), or
  * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices and
- * a scatter pass writes them in place.
+ * a scatter pass writes them in place. A table's compaction and growth (`hostMoved`, `hostCopied`)
+ * are repeated on the device: its copy moves or is copied there, stale ranges with it.
  */
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
@@ -169,6 +170,98 @@ export class Residency {
       list.clear();
     }
     this.scattered = true;
+  }
+
+  /**
+   * The host moved elements [from, from + count) of arr down to `to` (copyWithin, to < from) and
+   * no longer uses those from to + count on (a compaction): the device copy moves the same way, by
+   * a copy on the device submitted now, and both sides' stale ranges and scattered words move with
+   * the elements (past them they are dropped). A move of whole words copies the last partial word
+   * whole (its bytes past the elements are unused); a u8 or u16 column shifted by other than a
+   * multiple of 4 bytes is taken as written on the host instead, which its host copy must then hold.
+   */
+  hostMoved(arr: TypedArray, from: number, to: number, count: number): void {
+    this.bump(arr);
+    const r = this.resident.get(arr);
+    if (!r || count <= 0) return;
+    if (to >= from) throw new Error(`hostMoved: elements move down only (from ${from} to ${to})`);
+    const B = arr.BYTES_PER_ELEMENT;
+    const [s, t, L] = [from * B, to * B, count * B];
+    const words = s % 4 === 0 && t % 4 === 0;
+    // Bytes the device moves: whole words, or none.
+    const M = words ? Math.ceil(L / 4) * 4 : 0;
+    if (!words && !hostValid(r) && Math.min(t & ~3, s) < r.hostTo && r.hostFrom < Math.max(t + L, s + L)) {
+      throw new Error(`hostMoved: elements ${from}..${from + count} moved on the host where the only valid copy is on the device, bytes ${r.hostFrom}..${r.hostTo} (call sync() first)`);
+    }
+    // Where an interval of bytes lies after the move: before the destination it stays, inside it
+    // comes from the source, past it nothing is kept. One covering span.
+    const moved = (a: number, b: number): [number, number] => {
+      const parts = [
+        [a, Math.min(b, t)],
+        [Math.max(a, s) - (s - t), Math.min(b, s + M) - (s - t)],
+      ].filter(([x, y]) => x < y);
+      return parts.length ? [Math.min(...parts.map((p) => p[0])), Math.max(...parts.map((p) => p[1]))] : [r.bytes, 0];
+    };
+    if (M > 0) {
+      // WebGPU copies only between different buffers: the moved copy goes to a new buffer, with
+      // the bytes around it (a device copy of 2.5 GB takes milliseconds; sending it up, seconds).
+      const { device } = this.gpu;
+      const old = r.buffer;
+      const buffer = device.createBuffer({ size: old.size, usage: old.usage });
+      const enc = device.createCommandEncoder();
+      if (t > 0) enc.copyBufferToBuffer(old, 0, buffer, 0, t);
+      enc.copyBufferToBuffer(old, s, buffer, t, M);
+      if (t + M < old.size) enc.copyBufferToBuffer(old, t + M, buffer, t + M, old.size - t - M);
+      device.queue.submit([enc.finish()]);
+      old.destroy();
+      r.buffer = buffer;
+      this.freed.register(arr, buffer);
+    }
+    if (!deviceValid(r)) [r.staleFrom, r.staleTo] = moved(r.staleFrom, r.staleTo);
+    if (!hostValid(r)) {
+      [r.hostFrom, r.hostTo] = moved(r.hostFrom, r.hostTo);
+      if (hostValid(r)) this.deviceOnly.delete(arr);
+    }
+    if (r.sparse && r.sparse.n > 0) {
+      // Scattered stale words move with their elements.
+      const old = r.sparse;
+      const list = new IndexList();
+      const [sw, sEnd, tw] = [s >> 2, (s + M) >> 2, t >> 2];
+      for (let k = 0; k < old.n; k++) {
+        const w = old.at[k];
+        if (w >= sw && w < sEnd) list.push(w - (sw - tw));
+        else if (w < tw) list.push(w);
+      }
+      r.sparse = list;
+    }
+    if (M === 0) deviceStale(r, t, t + L);
+  }
+
+  /**
+   * The host copied elements [0, count) of src into the new array dst, whose elements past count
+   * are unused until written: dst's device buffer is made now as a copy of src's on the device (its
+   * stale ranges and scattered words carried over), if src has one.
+   */
+  hostCopied(dst: TypedArray, src: TypedArray, count: number): void {
+    this.bump(dst);
+    const rs = this.resident.get(src);
+    if (!rs || this.resident.has(dst) || count <= 0) return;
+    const rd = this.residentOf(dst);
+    // Whole words: the bytes of the last one past count are unused.
+    const M = Math.min(Math.ceil((count * src.BYTES_PER_ELEMENT) / 4) * 4, rs.buffer.size, rd.buffer.size);
+    const enc = this.gpu.device.createCommandEncoder();
+    enc.copyBufferToBuffer(rs.buffer, 0, rd.buffer, 0, M);
+    this.gpu.device.queue.submit([enc.finish()]);
+    [rd.staleFrom, rd.staleTo] = [rd.bytes, 0];
+    if (!deviceValid(rs) && rs.staleFrom < M) deviceStale(rd, rs.staleFrom, Math.min(rs.staleTo, M));
+    if (!hostValid(rs) && rs.hostFrom < M) {
+      [rd.hostFrom, rd.hostTo] = [rs.hostFrom, Math.min(rs.hostTo, M)];
+      this.deviceOnly.add(dst);
+    }
+    if (rs.sparse && rs.sparse.n > 0) {
+      const list = (rd.sparse = new IndexList());
+      for (let k = 0; k < rs.sparse.n; k++) if (rs.sparse.at[k] < M >> 2) list.push(rs.sparse.at[k]);
+    }
   }
 
   /** Elements [from, to) of a host table (rewritten by the host at will) go up at the next call that binds it. */

@@ -227,6 +227,87 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     return { src, out, exec };
   }
 
+  it.each([
+    { type: 'i32' as const, shift: 5000 },
+    { type: 'u8' as const, shift: 5000 },
+    // A u8 shift off whole words: the moved bytes go up from the host instead.
+    { type: 'u8' as const, shift: 5001 },
+  ])('hostMoved and hostCopied ($type, shift $shift): a compaction and a growth are repeated on the device, stale ranges and scattered words with them', async ({ type, shift }) => {
+    const n = 20_003;
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, inner);
+    try {
+      const a = sharedArray(type, n);
+      const b = sharedArray(type, n);
+      const index = sharedArray('i32', n);
+      for (let i = 0; i < n; i++) {
+        a[i] = hash(41, i) & 0x7f;
+        b[i] = 0x80 | (hash(42, i) & 0x7f);
+        index[i] = hash(43, i) % n;
+      }
+      await exec.run(K.copy, { out: sharedArray(type, n), src: a }, n);
+      // Rows written on the device (i32: 0..12000, the host's copy stale there; u8: all, then read
+      // back), rows 15000..16000 on the host (announced), and for u8 three scattered rows (announced).
+      const truth = Array.from(a);
+      const rows = 12_000;
+      if (type === 'i32') await exec.run(K.gather, { src: b, index, out: a }, rows);
+      else await exec.run(K.gather, { src: b, index, out: a }, n);
+      const gathered = type === 'i32' ? rows : n;
+      for (let i = 0; i < gathered; i++) truth[i] = b[index[i]];
+      if (type === 'u8') await exec.sync([a]);
+      for (let i = 15_000; i < 16_000; i++) a[i] = truth[i] = 7;
+      exec.hostWrote(a, 15_000, 16_000);
+      if (type === 'u8') {
+        // Scattered words need a valid host copy: here the u8 array's (synced above).
+        const at = Int32Array.from([13_000, 13_005, n - 1]);
+        for (const i of at) a[i] = truth[i] = 9;
+        exec.hostWroteAt(a, at, at.length);
+      }
+      // The compaction: rows shift.. move to the front; the rest is unused.
+      const live = n - shift;
+      a.copyWithin(0, shift, n);
+      truth.copyWithin(0, shift, n);
+      exec.hostMoved(a, shift, 0, live);
+      const c = sharedArray(type, n);
+      const up = () => [...exec.transfers.values()].reduce((x, t) => x + t.up, 0);
+      const before = up();
+      await exec.run(K.copy, { out: c, src: a }, n);
+      await exec.sync([c]);
+      expect(Array.from(c.subarray(0, live))).toEqual(truth.slice(0, live));
+      // The host's stale rows moved too: only the device's rows that are still live come back.
+      const down = () => exec.transfers.get('(sync)')?.down ?? 0;
+      const down0 = down();
+      await exec.sync([a]);
+      expect(Array.from(a.subarray(0, live))).toEqual(truth.slice(0, live));
+      if (type === 'i32') expect(down() - down0).toBe((rows - shift) * 4);
+      // What went up besides c (a new output goes up before its kernel): the host's rows and words
+      // (for u8 as one span with the last, partial word of the move), not the moved rows (off
+      // whole words: those too).
+      const sent = up() - before - c.byteLength;
+      if (shift % 4 !== 0) expect(sent).toBeGreaterThanOrEqual(live);
+      else if (type === 'i32') expect(sent).toBeLessThan(1_100 * 4);
+      else expect(sent).toBeLessThan(live / 2);
+      // The growth: a larger array with the live rows, made from the device's copy (rows the host
+      // wrote since go up with it).
+      for (let i = 100; i < 200; i++) a[i] = truth[i] = 5;
+      exec.hostWrote(a, 100, 200);
+      const d = sharedArray(type, 2 * n);
+      d.set(a.subarray(0, live));
+      exec.hostCopied(d, a, live);
+      const before2 = up();
+      const e = sharedArray(type, 2 * n);
+      await exec.run(K.copy, { out: e, src: d }, 2 * n);
+      await exec.sync([e]);
+      expect(Array.from(e.subarray(0, live))).toEqual(truth.slice(0, live));
+      // Past the live rows' last word both copies are zeros (that word's other bytes are unused).
+      expect(e.subarray(Math.ceil(live / (4 / a.BYTES_PER_ELEMENT)) * (4 / a.BYTES_PER_ELEMENT)).every((x) => x === 0)).toBe(true);
+      // Of d only those rows went up.
+      expect(up() - before2 - e.byteLength).toBeLessThanOrEqual(100 * a.BYTES_PER_ELEMENT + 4);
+    } finally {
+      await inner.close();
+    }
+  });
+
   it('hostWrote(array, from, to): the next kernel uploads those elements (whole words) and nothing else', async () => {
     const n = 10_001;
     const { src, out, exec } = await copiedOnDevice(n, 22);
