@@ -19,6 +19,12 @@ export interface Gpu {
   instance: GPU;
   /** Whether the device was given 'timestamp-query' (the executor's timeKernels then reads device times). */
   timestamps?: boolean;
+  /**
+   * The first error the device reported outside an error scope (an invalid command, whose work it
+   * dropped), or its loss: the executor throws it at its next call instead of going on with wrong
+   * results.
+   */
+  failure?: string;
   close(): void;
 }
 
@@ -65,5 +71,12 @@ export async function openGpu(): Promise<Gpu | { unavailable: string }> {
   const device = await adapter.requestDevice({ requiredLimits: limits, requiredFeatures: timestamps ? ['timestamp-query'] : [] });
   const i = adapter.info;
   const words = [i.description || i.device, i.vendor && `(${[i.vendor, i.architecture].filter(Boolean).join(', ')})`].filter(Boolean).join(' ');
-  return { device, adapter: words || 'unnamed adapter', limits, instance, timestamps, close: () => device.destroy() };
+  const gpu: Gpu = { device, adapter: words || 'unnamed adapter', limits, instance, timestamps, close: () => device.destroy() };
+  device.addEventListener('uncapturederror', (e) => {
+    gpu.failure ??= (e as GPUUncapturedErrorEvent).error.message;
+  });
+  void device.lost.then((info) => {
+    if (info.reason !== 'destroyed') gpu.failure ??= `the device was lost (${info.message})`;
+  });
+  return gpu;
 }

@@ -104,7 +104,13 @@ export class GpuExecutor implements Executor {
     this.res = new Residency(gpu, this.uploader, (bytes, way) => this.count(bytes, way));
   }
 
+  /** Throws the device's first uncaught error (device.ts `failure`): the work after it is not valid. */
+  private check(): void {
+    if (this.gpu.failure) throw new Error(`the GPU reported an error, so results from here on would be wrong: ${this.gpu.failure.split('\n')[0]}`);
+  }
+
   async run<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
+    this.check();
     const call = this.callOf(kernel, args, rows);
     if (!call) return this.onCpu(kernel, args, rows, opts);
     const sums = await (await this.submit(kernel, call)).sums;
@@ -117,6 +123,7 @@ export class GpuExecutor implements Executor {
 
   /** On the device: the result words are copied for reading in queue order and read back while later kernels run. */
   async queueReduce<S extends KernelSpec>(kernel: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<Queued> {
+    this.check();
     const call = this.callOf(kernel, args, rows);
     if (!call) return { sums: Promise.resolve(sumPartials(await this.onCpu(kernel, args, rows, opts))) };
     const queued = await this.submit(kernel, call);
@@ -147,9 +154,12 @@ export class GpuExecutor implements Executor {
    * reads back only its first `length` elements (the rest stays stale on the host).
    */
   async sync(arrays?: ReadonlyArray<TypedArray | { array: TypedArray; length: number }>): Promise<void> {
+    this.check();
     this.current = '(sync)';
     const list = (arrays ?? this.res.stale()).map((x) => (isArray(x) ? { array: x } : { array: x.array, upTo: x.length * x.array.BYTES_PER_ELEMENT }));
     this.count(await this.res.toHostAll(list), 'down');
+    // What the device reported while the read-back waited (the last kernels' errors).
+    this.check();
   }
 
   /**
@@ -159,6 +169,7 @@ export class GpuExecutor implements Executor {
    * rest are copied from the host at once. Their residency does not change.
    */
   async capture(arrays: readonly TypedArray[]): Promise<TypedArray[]> {
+    this.check();
     const { device } = this.gpu;
     const enc = device.createCommandEncoder();
     // An array whose copies are each partly stale (a kernel wrote some rows, the host others since) is read back first.

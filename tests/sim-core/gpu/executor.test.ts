@@ -17,6 +17,7 @@ import { buildGraph } from '../../../sim-core/csr.ts';
 import { barabasiAlbert } from '../../../graph/generators.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
+import { openGpu } from '../../../sim-core/gpu/device.ts';
 import { splitParts } from '../../../sim-core/gpu/kernels.wgsl.ts';
 import { gpuKernelFor } from '../../../sim-core/gpu/gpuKernels.ts';
 import { runScenario } from '../../../runner/runScenario.ts';
@@ -226,6 +227,30 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     await exec.run(K.copy, { out, src }, n);
     return { src, out, exec };
   }
+
+  it('an error the device reports outside an error scope fails the next call, with its message', async () => {
+    // A device of its own: the failure stays with it.
+    const own = await openGpu();
+    if (!('device' in own)) throw new Error(own.unavailable);
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(own, inner);
+    try {
+      const src = sharedArray('u8', 1000).fill(3);
+      const out = sharedArray('u8', 1000);
+      await exec.run(K.copy, { out, src }, 1000);
+      // An invalid command (a copy within one buffer), as a wrong residency move would make: Dawn
+      // drops it and reports it only to the device's uncapturederror event.
+      const b = own.device.createBuffer({ size: 64, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      const enc = own.device.createCommandEncoder();
+      enc.copyBufferToBuffer(b, 0, b, 32, 16);
+      own.device.queue.submit([enc.finish()]);
+      await expect(exec.sync([out])).rejects.toThrow(/the GPU reported an error, so results from here on would be wrong: Source and destination are the same buffer/);
+      await expect(exec.run(K.copy, { out, src }, 1000)).rejects.toThrow(/the GPU reported an error/);
+    } finally {
+      await inner.close();
+      own.close();
+    }
+  });
 
   it.each([
     { type: 'i32' as const, shift: 5000 },
