@@ -282,13 +282,13 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
               case DROPPED:
                 continue;
               case A.report:
-                wrote.posts.push(t - P.base);
+                wrote.posts.push(t);
                 break;
               case A.repost:
               case A.quote:
               case A.comment: {
                 const kind = act === A.repost ? KIND.repost : act === A.quote ? KIND.quote : KIND.comment;
-                wrote.posts.push(t - P.base);
+                wrote.posts.push(t);
                 queue(u, kind, t, root[o], rootAuthor[o], depth[o], stance[o], -1);
                 joinTree(s, kind, root[o], rootAuthor[o], u, depth[o], ctx.step, (bits[o] & STORY) !== 0, (bits[o] & TAGGED) !== 0, joins);
                 break;

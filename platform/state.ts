@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createPairSet, type PairSet } from '../sim-core/pairSet.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import type { Executor } from '../sim-core/exec.ts';
-import type { IndexList } from '../sim-core/indexList.ts';
+import { IndexList } from '../sim-core/indexList.ts';
 import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
 import { PostTable, type PostColumn } from './posts.ts';
@@ -296,8 +296,9 @@ export type Written = 'any' | IndexList;
 
 /**
  * What a phase wrote besides the post rows it added or moved (which PostTable.takeChanged knows):
- * the changing columns of older live posts (MUTABLE_POST_COLUMNS; indices are rows), authors'
- * latest posts and follower counts (indices are users).
+ * the changing columns of older live posts (MUTABLE_POST_COLUMNS; indices are post ids, which a
+ * compaction does not change, unlike rows), authors' latest posts and follower counts (indices
+ * are users).
  */
 export interface HostWrites {
   posts: Written;
@@ -306,6 +307,8 @@ export interface HostWrites {
 }
 
 const ANY: HostWrites = { posts: 'any', latest: 'any', followers: 'any' };
+/** announceHostWrites' rows of the posts written. */
+const rows = new IndexList();
 
 /**
  * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
@@ -335,9 +338,19 @@ export function announceHostWrites(world: World, s: SocialState, wrote: HostWrit
       exec.hostMoved!(m.at.topic, m.from * D, 0, m.rows * D);
     }
   }
+  // The posts written, by id, as rows now (those still live and older than the rows added).
+  let posts = wrote.posts;
+  if (posts !== 'any') {
+    rows.clear();
+    for (let k = 0; k < posts.n; k++) {
+      const r = posts.at[k] - P.base;
+      if (r >= P.first && r < from) rows.push(r);
+    }
+    posts = rows;
+  }
   for (const [name, col] of Object.entries(P.cols)) {
     if (P.count > from) exec.hostWrote(col, from, P.count);
-    if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, wrote.posts, P.first, Math.min(from, P.count));
+    if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, posts, P.first, Math.min(from, P.count));
   }
   if (P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
   announce(exec, s.latest, wrote.latest);

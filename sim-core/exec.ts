@@ -94,7 +94,8 @@ export interface Executor {
   hostMoved?(array: TypedArray, from: number, to: number, count: number): void;
   /**
    * The host copied elements [0, count) of `src` into the new array `dst` (a table growing into
-   * larger arrays): an executor that keeps a device copy of src makes dst's by a copy on the device.
+   * larger arrays) and will not use src again, nor dst's elements past count until it writes them:
+   * an executor that keeps a device copy of src makes dst's by a copy on the device.
    */
   hostCopied?(dst: TypedArray, src: TypedArray, count: number): void;
   /**

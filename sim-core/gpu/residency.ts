@@ -239,8 +239,8 @@ export class Residency {
 
   /**
    * The host copied elements [0, count) of src into the new array dst, whose elements past count
-   * are unused until written: dst's device buffer is made now as a copy of src's on the device (its
-   * stale ranges and scattered words carried over), if src has one.
+   * are unused until written, and drops src: dst's device buffer is made now as a copy of src's on
+   * the device (its stale ranges and scattered words carried over), if src has one.
    */
   hostCopied(dst: TypedArray, src: TypedArray, count: number): void {
     this.bump(dst);
@@ -258,6 +258,8 @@ export class Residency {
       [rd.hostFrom, rd.hostTo] = [rs.hostFrom, Math.min(rs.hostTo, M)];
       this.deviceOnly.add(dst);
     }
+    // src is superseded: a full sync need not read it back, nor keep it alive.
+    this.deviceOnly.delete(src);
     if (rs.sparse && rs.sparse.n > 0) {
       const list = (rd.sparse = new IndexList());
       for (let k = 0; k < rs.sparse.n; k++) if (rs.sparse.at[k] < M >> 2) list.push(rs.sparse.at[k]);
