@@ -147,6 +147,9 @@ export async function newFollowing(
   if (acc !== edges) throw new Error(`newFollowing: the follower counts add up to ${acc}, the rows to ${edges} edges`);
 
   const old = G.targets;
+  // For an executor that keeps a device copy of the rows: which parts of the new rows are old
+  // edges, taken before the fold overwrites them in place.
+  const moved = exec.hostRearranged ? foldPieces(G.offsets, offsets, fold, changed, changedDrop) : undefined;
   const inPlace = foldsInPlace(G, edges);
   let targets: Int32Array;
   if (inPlace) {
@@ -165,7 +168,51 @@ export async function newFollowing(
     bounds[parts] = n;
     await exec.run(FK.foldRows, { offsets: G.offsets, targets: old, addA, addB, dropped, bounds, newOffsets: offsets, out: targets }, parts, { parts });
   }
+  if (moved) {
+    exec.hostRearranged!(targets, old, moved.pieces);
+    exec.hostWroteAt!(targets, moved.added, moved.added.length);
+  }
   return { following: { offsets, targets }, followerOffsets: F, inPlace };
+}
+
+/**
+ * The new rows (offsets N) as pieces of the old (offsets O): triples (new position, old position,
+ * edges) for the old edges kept, a piece per stretch of unchanged rows and per part of a changed
+ * row between its dropped edges (neighbours merged), and the positions of the new follows (the
+ * rest). O(changed rows + dropped edges + follows): at 10M users a day brings ~1.7M follows, and a
+ * copy on the device of the ~495M edges from these (~20 MB up) replaces sending up the 2 GB of rows.
+ */
+function foldPieces(O: ArrayLike<number>, N: ArrayLike<number>, fold: Fold, changed: number[], changedDrop: number[]): { pieces: number[]; added: Int32Array } {
+  const { dropped, addA } = fold;
+  const n = O.length - 1;
+  const pieces: number[] = [];
+  const piece = (d: number, s: number, len: number): void => {
+    if (len <= 0) return;
+    const k = pieces.length;
+    if (k > 0 && pieces[k - 3] + pieces[k - 1] === d && pieces[k - 2] + pieces[k - 1] === s) pieces[k - 1] += len;
+    else pieces.push(d, s, len);
+  };
+  const added = new Int32Array(addA.length);
+  let a = 0;
+  let x = 0;
+  for (let i = 0; i < changed.length; i++) {
+    const u = changed[i];
+    piece(N[x], O[x], O[u] - O[x]);
+    let w = N[u];
+    let j = O[u];
+    for (let di = changedDrop[i]; dropped[di] < O[u + 1]; di++) {
+      piece(w, j, dropped[di] - j);
+      w += dropped[di] - j;
+      j = dropped[di] + 1;
+    }
+    piece(w, j, O[u + 1] - j);
+    w += O[u + 1] - j;
+    while (w < N[u + 1]) added[a++] = w++;
+    x = u + 1;
+  }
+  piece(N[x], O[x], O[n] - O[x]);
+  if (a !== added.length) throw new Error(`foldPieces: ${a} new follows placed, ${added.length} expected`);
+  return { pieces, added };
 }
 
 /**

@@ -99,6 +99,14 @@ export interface Executor {
    */
   hostCopied?(dst: TypedArray, src: TypedArray, count: number): void;
   /**
+   * The host made the new array `dst` from pieces of `src` (the following rows folded with a day's
+   * follows), which it will not use again: for each triple (d, s, n) of `pieces`, elements
+   * [d, d + n) of dst are elements [s, s + n) of src as src was before (in place, dst may be a view
+   * of src's memory), and the host announces the rest of dst with hostWrote or hostWroteAt after
+   * this call. An executor that keeps a device copy of src makes dst's from it on the device.
+   */
+  hostRearranged?(dst: TypedArray, src: TypedArray, pieces: ArrayLike<number>): void;
+  /**
    * Queues a reducing kernel: once the returned promise resolves, kernels run after it can no
    * longer change what it reads, but its sums may still be on their way (a device reads them back
    * while it goes on with the next kernels). Executors without it: `queueReduce` below waits for

@@ -19,7 +19,9 @@
  * elements of the device copy stale: the next kernel that binds the array uploads only them (the
  * post table's columns, appended to every step, go up a step's rows at a time), or through
  * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices
- * and a scatter pass writes them in place (the counters apply raises at random rows). A call's
+ * and a scatter pass writes them in place (the counters apply raises at random rows). A table's
+ * compaction and growth, and an array rebuilt from pieces of another (the following rows at the
+ * daily rebuild), are repeated on the device (`hostMoved`, `hostCopied`, `hostRearranged`). A call's
  * `hostTables`, parameter tables the host rewrites at will, are uploaded at every call instead
  * (whole, or the elements the call names). Phases that write columns in plain JavaScript after a
  * GPU kernel has used them must say so; the parity tests (byte-identical Arrow files on both
@@ -34,7 +36,7 @@ import { PassClock } from './passClock.ts';
 import { Residency, isArray } from './residency.ts';
 import { Uploader } from './upload.ts';
 import { gpuKernelFor, isPack, isSplit, type GpuCall } from './gpuKernels.ts';
-import { SCATTER_WORDS_WGSL } from './kernels.wgsl.ts';
+import { COPY_PIECES_WGSL, SCATTER_WORDS_WGSL } from './kernels.wgsl.ts';
 
 /** A compiled shader with its group-0 layout, and the buffers its calls reuse. */
 interface Program {
@@ -178,7 +180,7 @@ export class GpuExecutor implements Executor {
       const r = this.res.deviceCopy(arr);
       if (!r || this.res.hostValid(arr)) return arr.slice();
       const size = Math.max(16, Math.ceil(r.bytes / 4) * 4);
-      const read = this.res.takeStaging(size);
+      const read = this.res.reads.take(size);
       enc.copyBufferToBuffer(r.buffer, 0, read, 0, size);
       return { read, bytes: r.bytes };
     });
@@ -191,7 +193,7 @@ export class GpuExecutor implements Executor {
         const Ctor = arrays[i].constructor as new (b: ArrayBuffer) => TypedArray;
         const copy = new Ctor(x.read.getMappedRange().slice(0, x.bytes));
         x.read.unmap();
-        this.res.returnStaging(x.read);
+        this.res.reads.give(x.read);
         return copy;
       }),
     );
@@ -215,6 +217,11 @@ export class GpuExecutor implements Executor {
   /** See Executor.hostCopied: dst's device copy is made from src's on the device. */
   hostCopied(dst: TypedArray, src: TypedArray, count: number): void {
     this.res.hostCopied(dst, src, count);
+  }
+
+  /** See Executor.hostRearranged: dst's device copy is made from pieces of src's on the device. */
+  hostRearranged(dst: TypedArray, src: TypedArray, pieces: ArrayLike<number>): void {
+    this.res.hostRearranged(dst, src, pieces);
   }
 
   private count(bytes: number, way: 'up' | 'down'): void {
@@ -307,6 +314,7 @@ export class GpuExecutor implements Executor {
     uniform.set(words);
     const prog = await this.program(call.shader);
     if (this.res.scattered && !this.res.scatter) this.res.scatter = await this.program(SCATTER_WORDS_WGSL);
+    if (this.res.rearranged && !this.res.copyPieces) this.res.copyPieces = await this.program(COPY_PIECES_WGSL);
     const buffers: Array<GPUBuffer | GPUBufferBinding> = [this.uniforms(prog, uniform)];
     const hostTables = new Map<TypedArray, readonly [number, number]>();
     for (const t of call.hostTables ?? []) {
@@ -353,8 +361,8 @@ export class GpuExecutor implements Executor {
     this.res.submitted();
     for (const w of call.writes) isArray(w) ? this.res.wroteOnDevice(w) : this.res.wroteOnDevice(w.array, w.from, w.to);
     if (!result) return { sums: Promise.resolve([]) };
-    // readBack submits its copy before it first waits.
-    const sums = this.res.readBack(result, call.resultWords! * 4).then((bytes) => {
+    // reads.read submits its copy before it first waits.
+    const sums = this.res.reads.read(result, call.resultWords! * 4).then((bytes) => {
       const out = Array.from(new Uint32Array(bytes.buffer, 0, call.resultWords!));
       return call.finish ? call.finish(out) : out;
     });

@@ -14,7 +14,6 @@ export const ROW = /* wgsl */ `
   let v = gid.x + gid.y * p.stride;
   if (v >= p.rows) { return; }`;
 
-/** The most ranges a split array is bound as. */
 /**
  * The host's writes at scattered words (sim-core/gpu/executor.ts hostWroteAt): binding 0 holds n,
  * then n word indices, then their n values; dst[index] = value. Any grid: each invocation strides
@@ -31,6 +30,31 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   }
 }`;
 
+/** Most words of one piece of COPY_PIECES_WGSL: a workgroup copies a piece, each invocation every 64th word. */
+export const PIECE_WORDS = 64 * WORKGROUP;
+
+/**
+ * A new array made from pieces of an old one (sim-core/gpu/executor.ts hostRearranged): binding 0
+ * holds triples (destination word, source word, words), each piece at most PIECE_WORDS; workgroup
+ * k (over a grid of any shape) copies piece k.
+ */
+export const COPY_PIECES_WGSL = /* wgsl */ `
+@group(0) @binding(0) var<storage, read> pieces: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let k = wg.x + wg.y * groups.x;
+  if (k >= arrayLength(&pieces) / 3u) { return; }
+  let d = pieces[3u * k];
+  let s = pieces[3u * k + 1u];
+  let n = pieces[3u * k + 2u];
+  for (var i = li; i < n; i += ${WORKGROUP}u) {
+    dst[d + i] = src[s + i];
+  }
+}`;
+
+/** The most ranges a split array is bound as. */
 export const MAX_SPLIT_PARTS = 8;
 /** Storage bindings a split kernel has besides its split array (thresholdMark's five, the most). */
 const OTHER_STORAGE = 5;

@@ -18,14 +18,18 @@
  * of the device copy stale (the next kernel that binds the array uploads only them), or
  * `hostWroteAt(array, indices, n)` for scattered elements, whose words go up with their indices and
  * a scatter pass writes them in place. A table's compaction and growth (`hostMoved`, `hostCopied`)
- * are repeated on the device: its copy moves or is copied there, stale ranges with it.
+ * are repeated on the device: its copy moves or is copied there, stale ranges with it; an array
+ * rebuilt from pieces of another (`hostRearranged`: the following rows folded with a day's follows)
+ * is copied together on the device by a pass, the host's new elements then going up as written.
  */
 import type { TypedArray } from '../table.ts';
 import type { Gpu } from './device.ts';
 import { bindGroup, recordPass } from './dispatch.ts';
 import type { Uploader } from './upload.ts';
 import { packBytes, packOffsets, type Pack } from './gpuKernels.ts';
+import { PIECE_WORDS } from './kernels.wgsl.ts';
 import { IndexList } from '../indexList.ts';
+import { ReadBuffers } from './readBuffers.ts';
 
 interface Resident {
   buffer: GPUBuffer;
@@ -45,6 +49,12 @@ interface Resident {
   staleTo: number;
   /** Words of the device copy out of date besides that range, at scattered indices (hostWroteAt). */
   sparse?: IndexList;
+  /**
+   * The device copy is still to be made from pieces of another array's (hostRearranged): `words`
+   * holds triples (destination word, source word, words), pieces of at most PIECE_WORDS; `src`
+   * (held so that its finalizer keeps `from` alive) is the array whose buffer that is.
+   */
+  pieces?: { src: TypedArray; from: GPUBuffer; words: Uint32Array };
 }
 
 /**
@@ -67,6 +77,13 @@ export interface Pass {
 
 const deviceValid = (r: Resident) => r.staleFrom >= r.staleTo;
 const hostValid = (r: Resident) => r.hostFrom >= r.hostTo;
+/** A device copy still to be made from pieces (hostRearranged) is instead taken as stale, to go up whole. */
+function unpiece(r: Resident): void {
+  if (!r.pieces) return;
+  r.pieces.from.destroy();
+  r.pieces = undefined;
+  deviceStale(r);
+}
 function deviceStale(r: Resident, from = 0, to = r.bytes): void {
   // Whole words: an upload's last partial word is padded with zeros (upload.ts).
   r.staleFrom = Math.min(r.staleFrom, from & ~3);
@@ -94,14 +111,18 @@ export class Residency {
    */
   private readonly packs = new WeakMap<TypedArray, Map<string, PackBuffer>>();
   private readonly freed = new FinalizationRegistry<GPUBuffer>((b) => b.destroy());
-  /** Mappable buffers free for read-backs, by size (takeStaging). */
-  private readonly staging = new Map<number, GPUBuffer[]>();
+  /** Mappable buffers for read-backs, kept between them. */
+  readonly reads: ReadBuffers;
   /** Round trips of toHostAll so far (one per call that read anything back). */
   readRounds = 0;
   /** The scatter pass of hostWroteAt's words, set by the executor once `scattered` (it compiles it). */
   scatter?: Pass;
   /** hostWroteAt has been called: the executor should provide `scatter`. */
   scattered = false;
+  /** The pass that copies hostRearranged's pieces, set by the executor once `rearranged`. */
+  copyPieces?: Pass;
+  /** hostRearranged has been called: the executor should provide `copyPieces`. */
+  rearranged = false;
   /** Buffers of a call's scatter passes, destroyed once it is submitted (`submitted`). */
   private transient: GPUBuffer[] = [];
 
@@ -110,7 +131,9 @@ export class Residency {
     private readonly gpu: Gpu,
     private readonly uploader: Uploader,
     private readonly count: (bytes: number, way: 'up' | 'down') => void,
-  ) {}
+  ) {
+    this.reads = new ReadBuffers(gpu.device);
+  }
 
   /** Arrays whose host copy is stale, for a full sync. */
   stale(): TypedArray[] {
@@ -161,7 +184,8 @@ export class Residency {
     const B = arr.BYTES_PER_ELEMENT;
     for (let k = 0; k < n; k++) {
       const i = at[k];
-      if (i >= 0 && i < arr.length) list.push((i * B) >> 2);
+      // Every word of the element (two of an f64).
+      if (i >= 0 && i < arr.length) for (let w = (i * B) >> 2; w <= ((i + 1) * B - 1) >> 2; w++) list.push(w);
     }
     // Past the array's size in index-value pairs (writes piling up while no kernel binds it), the
     // whole array goes up instead.
@@ -184,6 +208,7 @@ export class Residency {
     this.bump(arr);
     const r = this.resident.get(arr);
     if (!r || count <= 0) return;
+    unpiece(r);
     if (to >= from) throw new Error(`hostMoved: elements move down only (from ${from} to ${to})`);
     const B = arr.BYTES_PER_ELEMENT;
     const [s, t, L] = [from * B, to * B, count * B];
@@ -246,6 +271,7 @@ export class Residency {
     this.bump(dst);
     const rs = this.resident.get(src);
     if (!rs || this.resident.has(dst) || count <= 0) return;
+    unpiece(rs);
     const rd = this.residentOf(dst);
     // Whole words: the bytes of the last one past count are unused.
     const M = Math.min(Math.ceil((count * src.BYTES_PER_ELEMENT) / 4) * 4, rs.buffer.size, rd.buffer.size);
@@ -264,6 +290,50 @@ export class Residency {
       const list = (rd.sparse = new IndexList());
       for (let k = 0; k < rs.sparse.n; k++) if (rs.sparse.at[k] < M >> 2) list.push(rs.sparse.at[k]);
     }
+  }
+
+  /**
+   * The host made the new array dst from pieces of src (Executor.hostRearranged; triples of
+   * elements) and drops src: dst's device copy will be made from src's by a pass (flushPieces, at
+   * the first kernel that binds dst), and src's buffer goes with it. The host announces the rest of
+   * dst after this. Where src has no device copy, dst simply goes up whole at its first kernel, as
+   * it does where the pass cannot be used: elements other than 4 or 8 bytes, a device copy of src
+   * not up to date, or an array past a storage binding.
+   */
+  hostRearranged(dst: TypedArray, src: TypedArray, pieces: ArrayLike<number>): void {
+    this.bump(dst);
+    const rs = this.resident.get(src);
+    if (!rs || dst === src || this.resident.has(dst)) return;
+    if (!hostValid(rs)) throw new Error('hostRearranged: the host read an array whose only valid copy was on the device (call sync() first)');
+    const B = src.BYTES_PER_ELEMENT;
+    const w = B / 4;
+    let count = 0;
+    for (let k = 0; k + 2 < pieces.length; k += 3) {
+      const [d, s, n] = [pieces[k], pieces[k + 1], pieces[k + 2]];
+      if (n < 0 || d < 0 || s < 0 || d + n > dst.length || s + n > src.length) throw new Error(`hostRearranged: piece ${k / 3} (${d}, ${s}, ${n}) lies outside the arrays (${dst.length} and ${src.length} elements)`);
+      count += Math.ceil((n * w) / PIECE_WORDS);
+    }
+    this.resident.delete(src);
+    const binding = this.gpu.limits.maxStorageBufferBindingSize;
+    if (B % 4 !== 0 || dst.BYTES_PER_ELEMENT !== B || !deviceValid(rs) || rs.pieces || (rs.sparse && rs.sparse.n > 0) || rs.buffer.size > binding || dst.byteLength > binding) {
+      unpiece(rs);
+      rs.buffer.destroy();
+      return;
+    }
+    const words = new Uint32Array(3 * count);
+    let at = 0;
+    for (let k = 0; k + 2 < pieces.length; k += 3) {
+      const [d, s, n] = [pieces[k], pieces[k + 1], pieces[k + 2]];
+      for (let o = 0; o < n * w; o += PIECE_WORDS) {
+        words[at++] = d * w + o;
+        words[at++] = s * w + o;
+        words[at++] = Math.min(PIECE_WORDS, n * w - o);
+      }
+    }
+    const rd = this.residentOf(dst);
+    [rd.staleFrom, rd.staleTo] = [rd.bytes, 0];
+    rd.pieces = { src, from: rs.buffer, words };
+    this.rearranged = true;
   }
 
   /** Elements [from, to) of a host table (rewritten by the host at will) go up at the next call that binds it. */
@@ -300,7 +370,7 @@ export class Residency {
   /** Whether arr's device copy is valid (false for an array the device never saw). */
   deviceValid(arr: TypedArray): boolean {
     const r = this.resident.get(arr);
-    return !!r && deviceValid(r) && !(r.sparse && r.sparse.n > 0);
+    return !!r && deviceValid(r) && !r.pieces && !(r.sparse && r.sparse.n > 0);
   }
 
   /** Destroys the buffers of the scatter passes recorded for a call, once it is submitted. */
@@ -324,6 +394,7 @@ export class Residency {
   /** arr's device buffer, brought up to date: its stale range uploaded, its scattered words written by a pass recorded on `enc`. */
   async toDevice(arr: TypedArray, enc: GPUCommandEncoder): Promise<GPUBuffer> {
     const r = this.residentOf(arr);
+    if (r.pieces) this.flushPieces(r);
     if (r.sparse && r.sparse.n > 0) this.flushSparse(arr, r, enc);
     if (!deviceValid(r)) {
       const part = new Uint8Array(arr.buffer, arr.byteOffset + r.staleFrom, r.staleTo - r.staleFrom);
@@ -355,7 +426,7 @@ export class Residency {
       if (to <= from) continue;
       // Whole words, within the buffer (its size and the offset are multiples of 4).
       const size = Math.min(Math.max(16, Math.ceil((to - from) / 4) * 4), r.buffer.size - from);
-      const read = this.takeStaging(size);
+      const read = this.reads.take(size);
       enc.copyBufferToBuffer(r.buffer, from, read, 0, size);
       jobs.push({ arr, r, from, to, size, read });
     }
@@ -372,61 +443,12 @@ export class Residency {
     for (const j of jobs) {
       new Uint8Array(j.arr.buffer, j.arr.byteOffset + j.from, j.to - j.from).set(new Uint8Array(j.read.getMappedRange(0, j.size), 0, j.to - j.from));
       j.read.unmap();
-      this.returnStaging(j.read);
+      this.reads.give(j.read);
       j.r.hostFrom = j.to;
       if (hostValid(j.r)) this.deviceOnly.delete(j.arr);
       bytes += j.to - j.from;
     }
     return bytes;
-  }
-
-  /**
-   * `bytes` bytes of `src` from byte `offset` (a multiple of 4), read back into `into` (a new array
-   * by default), straight from the mapped range.
-   */
-  async readBack(src: GPUBuffer, bytes: number, offset = 0, into: Uint8Array<ArrayBufferLike> = new Uint8Array(bytes)): Promise<Uint8Array<ArrayBufferLike>> {
-    const { device } = this.gpu;
-    // Whole words, within the buffer (its size and offset are multiples of 4).
-    const size = Math.min(Math.max(16, Math.ceil(bytes / 4) * 4), src.size - offset);
-    const read = this.takeStaging(size);
-    const enc = device.createCommandEncoder();
-    enc.copyBufferToBuffer(src, offset, read, 0, size);
-    device.queue.submit([enc.finish()]);
-    try {
-      await read.mapAsync(GPUMapMode.READ, 0, size);
-      into.set(new Uint8Array(read.getMappedRange(0, size), 0, bytes));
-      read.unmap();
-      this.returnStaging(read);
-    } catch (err) {
-      read.destroy();
-      throw err;
-    }
-    return into;
-  }
-
-  /**
-   * A mappable buffer of at least `bytes` to copy into and read from: one kept from an earlier
-   * read-back of the same size class (a power of two) when one is free, else a new one. A new 40 MB
-   * buffer per read-back took 34-37 ms against 13-14 ms for a kept one (lavapipe, 2026-11-28), and
-   * the social step reads back every step (opinions, its users' rows, the sums).
-   */
-  takeStaging(bytes: number): GPUBuffer {
-    const size = Math.max(256, 2 ** Math.ceil(Math.log2(bytes)));
-    return this.staging.get(size)?.pop() ?? this.gpu.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  }
-
-  /** Gives back an unmapped buffer of takeStaging for the next read-back of its size. */
-  returnStaging(buffer: GPUBuffer): void {
-    let free = this.staging.get(buffer.size);
-    if (!free) this.staging.set(buffer.size, (free = []));
-    free.push(buffer);
-  }
-
-  /** Bytes of the mappable buffers kept for read-backs. */
-  get stagingBytes(): number {
-    let n = 0;
-    for (const [size, free] of this.staging) n += size * free.length;
-    return n;
   }
 
   /**
@@ -469,6 +491,30 @@ export class Residency {
     this.count(iv.byteLength, 'up');
     const groups = Math.min(Math.ceil(n / 64), this.gpu.limits.maxComputeWorkgroupsPerDimension);
     recordPass(enc, this.scatter.pipeline, bindGroup(device, this.scatter.layout, [buf, r.buffer]), { x: groups, y: 1 });
+  }
+
+  /**
+   * Makes r's device copy from the pieces of hostRearranged, in a submission of its own (so before
+   * the uploads and the scatter pass of the host's writes since), then frees the source's buffer.
+   * Without the pass (the executor did not compile it) the array goes up whole.
+   */
+  private flushPieces(r: Resident): void {
+    const { from, words } = r.pieces!;
+    r.pieces = undefined;
+    const { device } = this.gpu;
+    if (!this.copyPieces) deviceStale(r);
+    else if (words.length > 0) {
+      const buf = device.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(buf, 0, words);
+      this.count(words.byteLength, 'up');
+      const n = words.length / 3;
+      const x = Math.min(n, this.gpu.limits.maxComputeWorkgroupsPerDimension);
+      const enc = device.createCommandEncoder();
+      recordPass(enc, this.copyPieces.pipeline, bindGroup(device, this.copyPieces.layout, [buf, from, r.buffer]), { x, y: Math.ceil(n / x) });
+      device.queue.submit([enc.finish()]);
+      buf.destroy();
+    }
+    from.destroy();
   }
 
   /**

@@ -189,6 +189,51 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     expect(Object.keys(b.manifest.kernel_calls?.cpu ?? {}).length).toBeGreaterThan(0);
   });
 
+  it.each([
+    { type: 'i32' as const, onDevice: true },
+    { type: 'f64' as const, onDevice: true },
+    // Elements of 2 bytes: no pass, the new array goes up whole.
+    { type: 'u16' as const, onDevice: false },
+  ])('hostRearranged ($type): an array made from pieces of another is copied together on the device, the host sending only its new elements', async ({ type, onDevice }) => {
+    const n = 30_001;
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, inner);
+    try {
+      const a = sharedArray(type, n);
+      for (let i = 0; i < n; i++) a[i] = hash(51, i) & 0x7fff;
+      await exec.run(K.copy, { out: sharedArray(type, n), src: a }, n);
+      // The new array: a's elements 500..20500 (past one piece of the pass), 0..3 and
+      // 25000..30000, between them one element of the host's own (scattered), after them a range.
+      const m = n + 1_000;
+      const dst = sharedArray(type, m);
+      const pieces = [0, 500, 20_000, 20_001, 0, 3, 20_005, 25_000, 5_000];
+      for (let k = 0; k < pieces.length; k += 3) dst.set(a.subarray(pieces[k + 1], pieces[k + 1] + pieces[k + 2]), pieces[k]);
+      const at = Int32Array.from([20_000, 20_004]);
+      for (const i of at) dst[i] = 3;
+      const tail = 25_005;
+      for (let i = tail; i < m; i++) dst[i] = 4;
+      // The old array is not used again (a fold in place overwrites it): the device's copy counts.
+      a.fill(9);
+      exec.hostRearranged(dst, a, pieces);
+      exec.hostWroteAt(dst, at, at.length);
+      exec.hostWrote(dst, tail, m);
+      const up = () => [...exec.transfers.values()].reduce((x, t) => x + t.up, 0);
+      const before = up();
+      const out = sharedArray(type, m);
+      await exec.run(K.copy, { out, src: dst }, m);
+      await exec.sync([out]);
+      expect(Array.from(out)).toEqual(Array.from(dst));
+      // Besides out: the host's range, its two scattered words (f64: four) with their indices and
+      // n, and the pieces (at most 16 triples of words).
+      const sent = up() - before - out.byteLength;
+      if (onDevice) expect(sent).toBeLessThanOrEqual((m - tail) * dst.BYTES_PER_ELEMENT + 4 * (1 + 2 * 4) + 12 * 16);
+      else expect(sent).toBeGreaterThanOrEqual(dst.byteLength);
+      expect(() => exec.hostRearranged(sharedArray(type, 10), dst, [0, 0, 11])).toThrow(/piece 0 \(0, 0, 11\) lies outside/);
+    } finally {
+      await inner.close();
+    }
+  });
+
   it('arrays follow the kernels: read back before a CPU kernel, uploaded again after it', async () => {
     const n = 50_001;
     const src = sharedArray('u8', n);
@@ -439,7 +484,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
   it('read-backs keep their mappable buffers: an array read back again and again uses one, and its bytes are each time the new ones', async () => {
     const n = 1_000_003;
     const { src, out, exec } = await copiedOnDevice(n, 26);
-    const held = () => (exec as unknown as { res: { stagingBytes: number } }).res.stagingBytes;
+    const held = () => (exec as unknown as { res: { reads: { bytes: number } } }).res.reads.bytes;
     for (let t = 0; t < 3; t++) {
       src.fill(t + 7, 0, 5_000);
       exec.hostWrote(src, 0, 5_000);
