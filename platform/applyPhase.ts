@@ -74,8 +74,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let decided = decisions(0);
   // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
   // the authors of new posts (their latest post) and the users followed or unfollowed (their
-  // follower counts), for a device executor's copies (state.ts announceHostWrites).
-  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList() };
+  // follower counts), and the new rows whose topics a kernel wrote (batch.write), for a device
+  // executor's copies (state.ts announceHostWrites).
+  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList(), kernelTopics: 0 };
   const batch = new PostBatch();
   const joins: TreeJoins = { cascades: new Joins(), conversations: new Joins() };
   return {
@@ -136,10 +137,11 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         { chunkRows: USER_CHUNK },
       );
       // What follows reads in plain JavaScript who is active (compacted on the device), the
-      // actions, the new posts' content, the feeds (stories' reach, only with tagged posts) and the
-      // active users' opinions (quotes' and comments' stance): device copies of those come back
-      // first, the rows of this step's active users only (not the rest: the users' impression
-      // rings and the opinion column stay on the device).
+      // actions, the new posts' stance and cluster, the feeds (stories' reach, only with tagged
+      // posts) and the active users' opinions (quotes' and comments' stance): device copies of
+      // those come back first, the rows of this step's active users only (not the rest: the users'
+      // impression rings and the opinion column stay on the device, and the new posts' topics,
+      // which writeTopics copies where they are: postBatch.ts).
       const E = s.maxEvents;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
       // User k's actions: evAction and evTarget from k * maxEvents on. On a device executor they
@@ -168,7 +170,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
-      await world.exec.sync?.([s.active, rows(postTopic, D), rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), rows(userOpinion, 1)]);
+      await world.exec.sync?.([s.active, rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), rows(userOpinion, 1)]);
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -186,7 +188,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       };
       // One spec refilled per post (a literal per post was garbage for the main thread's collector).
       const spec: PostSpec = { author: 0, step: ctx.step, kind: 0, parent: -1, stance: 0, topic: undefined, topicOffset: undefined, cluster: undefined, flags: 0 };
-      for (const list of Object.values(wrote)) list.clear();
+      for (const list of [wrote.posts, wrote.latest, wrote.followers]) list.clear();
+      wrote.kernelTopics = 0;
       const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, offset?: number, cluster?: number) => {
         made[kind]++;
         wrote.latest.push(u);
@@ -321,7 +324,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       try {
         walk();
       } finally {
-        await batch.write(world.exec, s, ctx.step, postTopic, postCluster);
+        wrote.kernelTopics = await batch.write(world.exec, s, ctx.step, postTopic, postCluster);
         await s.cascades.joinAll(world.exec, joins.cascades, ctx.step);
         await s.conversations.joinAll(world.exec, joins.conversations, ctx.step);
       }

@@ -6,8 +6,9 @@
  * in the order the CPU declaration rounds it (tests/sim-core/gpu/platformKernels.test.ts).
  *
  * On the device so far: `activate`, `exposure`, `feedMix`, `impressions`, `countVotes`, `postContent`
- * and `packEvents` here, `act` (gpuAct.ts), and `recommend`, `recentAuthors`, the base scores but
- * reddit-hot's and the candidate lists (recsys/gpuKernels.ts).
+ * and `packEvents` here, `act` (gpuAct.ts), the new posts' topics (`writeTopics`, postBatch.wgsl.ts),
+ * and `recommend`, `recentAuthors`, the base scores but reddit-hot's and the candidate lists
+ * (recsys/gpuKernels.ts).
  *
  * The post table's columns are written by the apply phase in plain JavaScript every step; the
  * phases that write them say which rows (platform/state.ts announceHostWrites), and the executor
@@ -26,6 +27,7 @@ import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
 import { NPARAMS, P } from './behaviour.ts';
 import { A, STANCE_NOISE, TOPIC_NOISE, kernels as K } from './kernels.ts';
+import './postBatch.wgsl.ts';
 
 /**
  * `uniform < x` for uniform = hash / 2^32 and an f32 x (bits), exactly, as the CPU compares the

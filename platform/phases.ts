@@ -189,12 +189,12 @@ export function maintainPhase(s: SocialState): Phase {
   let posts: ArrowFileAppender | undefined;
   const files: Array<ArrowFileAppender | undefined> = [];
   // The rows retired go to posts.arrow: a device executor's counts (apply's impressions and
-  // countVotes kernels) come back first, as far as those rows. A compaction moves the rest on the
-  // device too (announceHostWrites), where their counts stay.
+  // countVotes kernels) and topics (writeTopics) come back first, as far as those rows. A
+  // compaction moves the rest on the device too (announceHostWrites), where they stay.
   const flush = async (world: World, end: number) => {
     const P = s.posts;
     if (end <= P.first) return;
-    await world.exec.sync?.(COUNTED_COLUMNS.map((c) => ({ array: P.cols[c], length: end })));
+    await world.exec.sync?.([...COUNTED_COLUMNS.map((c) => ({ array: P.cols[c], length: end })), { array: P.topic, length: end * P.dim }]);
     P.retire(end, (cols, r) => posts?.append(cols, r));
   };
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.

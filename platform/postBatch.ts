@@ -2,16 +2,17 @@
  * The posts a step's apply phase creates, written to the post table on the threads. Apply walks
  * the actions in user order on the main thread (ids, cascades and follows depend on that order);
  * for each new post it queues only what that walk decides (author, kind, parent, tree, stance, the
- * author's previous post), and `writePosts` then fills the rows side by side: the 24 columns and
- * the topic, a reshare's or comment's content copied from its parent (as addPost does one post at
- * a time, newPost.ts). At 10M agents a step makes ~620k posts.
+ * author's previous post), and `writePosts` then fills the rows side by side (the 24 columns) and
+ * `writeTopics` their topics (on a device executor, on the device: postBatch.wgsl.ts), a reshare's
+ * or comment's content copied from its parent (as addPost does one post at a time, newPost.ts).
+ * At 10M agents a step makes ~620k posts.
  */
 import type { Executor } from '../sim-core/exec.ts';
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
-import type { SocialState } from './state.ts';
+import { repeatMoves, type SocialState } from './state.ts';
 
 /**
  * The columns writePosts fills: all but the counters kernels add to (COUNTED_COLUMNS), which a
@@ -20,10 +21,10 @@ import type { SocialState } from './state.ts';
 const { impressions: _i, likes: _l, dislikes: _d, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
 
 /**
- * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end). A post with a
- * parent (id >= 0; a live row) takes its parent's topic and cluster; a repost or quote also its
- * veracity, novelty, tag, rank and story and fact-check flags, a comment the story flag only. An
- * original post takes the topic and cluster of row `src` of postContent's output.
+ * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end), but their
+ * topics (writeTopics). A post with a parent (id >= 0; a live row) takes its parent's cluster; a
+ * repost or quote also its veracity, novelty, tag, rank and story and fact-check flags, a comment
+ * the story flag only. An original post takes the cluster of row `src` of postContent's output.
  */
 const writePosts = kernel(
   {
@@ -37,16 +38,15 @@ const writePosts = kernel(
       newStance: 'f32',
       newSrc: 'i32',
       newPrev: 'i32',
-      srcTopic: 'f32',
       srcCluster: 'u8',
     },
-    writes: { ...WRITTEN_COLUMNS, topic: 'f32' },
-    params: ['row0', 'base', 'dim', 'stepNow'],
+    writes: WRITTEN_COLUMNS,
+    params: ['row0', 'base', 'stepNow'],
   },
   (a, start, end): void => {
-    const { newAuthor, newKind, newParent, newRoot, newRootAuthor, newDepth, newStance, newSrc, newPrev, srcTopic, srcCluster } = a;
-    const { author, kind, parent, root, root_author, depth, stance, cluster, flags, veracity, novelty, rank, tag, topic } = a;
-    const { row0, base, dim: D, stepNow } = a;
+    const { newAuthor, newKind, newParent, newRoot, newRootAuthor, newDepth, newStance, newSrc, newPrev, srcCluster } = a;
+    const { author, kind, parent, root, root_author, depth, stance, cluster, flags, veracity, novelty, rank, tag } = a;
+    const { row0, base, stepNow } = a;
     for (let i = start; i < end; i++) {
       const r = row0 + i;
       const k = newKind[i];
@@ -73,24 +73,36 @@ const writePosts = kernel(
       a.quotes[r] = 0;
       a.comments[r] = 0;
       a.reports[r] = 0;
-      let from: Float32Array;
-      let off: number;
-      if (pr >= 0) {
-        cluster[r] = cluster[pr];
-        from = topic;
-        off = pr * D;
-      } else {
-        cluster[r] = srcCluster[newSrc[i]];
-        from = srcTopic;
-        off = newSrc[i] * D;
-      }
-      const to = r * D;
+      cluster[r] = pr >= 0 ? cluster[pr] : srcCluster[newSrc[i]];
+    }
+  },
+);
+
+/**
+ * The topics of rows [row0 + start, row0 + end) of the post table from queued posts [start, end):
+ * a post with a parent (id >= 0; a live row, older than row0) takes its parent's topic, an original
+ * post row `src` of postContent's output. A kernel of its own so that on a device executor the
+ * topics stay there (postBatch.wgsl.ts): postContent's output need not come back, nor the new rows
+ * go up (at 10M agents ~40 MB each way a step).
+ */
+const writeTopics = kernel(
+  {
+    reads: { newParent: 'i32', newSrc: 'i32', srcTopic: 'f32' },
+    writes: { topic: 'f32' },
+    params: ['row0', 'base', 'dim'],
+  },
+  (a, start, end): void => {
+    const { newParent, newSrc, srcTopic, topic, row0, base, dim: D } = a;
+    for (let i = start; i < end; i++) {
+      const pid = newParent[i];
+      const [from, off] = pid >= 0 ? [topic, (pid - base) * D] : [srcTopic, newSrc[i] * D];
+      const to = (row0 + i) * D;
       for (let d = 0; d < D; d++) topic[to + d] = from[off + d];
     }
   },
 );
 
-export const kernels = kernelList(import.meta.url, { writePosts });
+export const kernels = kernelList(import.meta.url, { writePosts, writeTopics });
 
 /** Posts queued in creation order, to be written by `write`. */
 export class PostBatch {
@@ -149,16 +161,28 @@ export class PostBatch {
   }
 
   /**
-   * Appends the queued posts to the table and writes their rows on the threads (`srcTopic` and
-   * `srcCluster`: postContent's output, `dim` values and one cluster per row), then draws the
-   * post-level assignment of those it covers; empties the queue. The caller announces the new
-   * rows to a device executor (announceHostWrites).
+   * Appends the queued posts to the table and writes their rows on the threads, their topics where
+   * the topics are (`srcTopic` and `srcCluster`: postContent's output, `dim` values and one cluster
+   * per row), then draws the post-level assignment of those it covers; empties the queue. Returns
+   * how many rows it added. The caller announces the new rows to a device executor, but the
+   * topics of those added this step, which this does (announceHostWrites, `kernelTopics`).
    */
-  async write(exec: Executor, s: SocialState, step: number, srcTopic: Float32Array, srcCluster: Uint8Array): Promise<void> {
+  async write(exec: Executor, s: SocialState, step: number, srcTopic: Float32Array, srcCluster: Uint8Array): Promise<number> {
     const n = this.n;
-    if (n === 0) return;
+    if (n === 0) return 0;
     const P = s.posts;
     const row0 = P.appendRows(n);
+    // The topics first: a device copies parents' topics from rows that must have moved with the
+    // table's compaction or growth (appendRows) before, and the queue's arrays changed. The topics
+    // the host wrote this step (the scenario's story, before the queued posts) are announced
+    // here, before the device's rows after them (announceHostWrites leaves them out).
+    repeatMoves(exec, P);
+    exec.hostWrote?.(this.parent, 0, n);
+    exec.hostWrote?.(this.src, 0, n);
+    const D = P.dim;
+    if (row0 > P.addedFrom) exec.hostWrote?.(P.topic, P.addedFrom * D, row0 * D);
+    const topics = { newParent: this.parent, newSrc: this.src, srcTopic, topic: P.topic, row0, base: P.base, dim: D };
+    await exec.run(kernels.writeTopics, topics, n, { wroteRows: [{ array: P.topic, from: row0 * D, to: (row0 + n) * D }] });
     const { impressions, likes, dislikes, ...cols } = P.cols;
     for (const c of [impressions, likes, dislikes]) c.fill(0, row0, row0 + n);
     const args = {
@@ -171,19 +195,16 @@ export class PostBatch {
       newStance: this.stance,
       newSrc: this.src,
       newPrev: this.prev,
-      srcTopic,
       srcCluster,
       ...cols,
-      topic: P.topic,
       row0,
       base: P.base,
-      dim: P.dim,
       stepNow: step,
     };
     await exec.run(kernels.writePosts, args, n, { announced: true });
     this.n = 0;
     const a = s.assign;
-    if (!a || step >= a.until) return;
+    if (!a || step >= a.until) return n;
     const c = P.cols;
     for (let i = 0; i < n; i++) {
       const r = row0 + i;
@@ -198,5 +219,6 @@ export class PostBatch {
         }
       }
     }
+    return n;
   }
 }

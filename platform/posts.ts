@@ -196,11 +196,21 @@ export class PostTable {
    * creation.
    */
   takeChanged(): { moves: TableMove[]; from: number } {
-    const from = Math.min(this.changedFrom, this.count);
-    const moves = this.moves;
+    const from = this.addedFrom;
     this.changedFrom = this.count;
+    return { moves: this.takeMoves(), from };
+  }
+
+  /** The first row added since the last takeChanged(). */
+  get addedFrom(): number {
+    return Math.min(this.changedFrom, this.count);
+  }
+
+  /** The compactions and growths since the last call (or takeChanged), in order; the rows added stay counted. */
+  takeMoves(): TableMove[] {
+    const moves = this.moves;
     this.moves = [];
-    return { moves, from };
+    return moves;
   }
 
   /** Row of a live post's id, or -1. */

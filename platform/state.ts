@@ -10,7 +10,7 @@ import type { Executor } from '../sim-core/exec.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
-import { PostTable, type PostColumn } from './posts.ts';
+import { PostTable, type PostColumn, type TableMove } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import type { BehaviourOverride } from './intervene.ts';
@@ -304,6 +304,11 @@ export interface HostWrites {
   posts: Written;
   latest: Written;
   followers: Written;
+  /**
+   * The last rows added whose topics a kernel wrote (apply's writeTopics), not the host; when
+   * nonzero, the writer announced the topics of the rows added before them (postBatch.ts).
+   */
+  kernelTopics?: number;
 }
 
 const ANY: HostWrites = { posts: 'any', latest: 'any', followers: 'any' };
@@ -314,10 +319,11 @@ const rows = new IndexList();
  * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
  * plain JavaScript, so that the next kernel uploads only that: the post rows added since the last
  * call (PostTable.takeChanged; the rows a compaction moved or a growth copied are moved or copied on
- * the device: Executor.hostMoved, hostCopied), and what `wrote` says of the rest (by default, any live
- * row of the changing columns and any author's latest post and follower count). Phases that write
- * any of these on the host call it before the next kernel: apply (which lists the rows and users
- * it touched), maintain (compaction, the follower counts of a rebuilt graph) and the interventions.
+ * the device: repeatMoves), but the topics a kernel wrote (`kernelTopics`), and what `wrote` says
+ * of the rest (by default, any live row of the changing columns and any author's latest post and
+ * follower count). Phases that write any of these on the host call it before the next kernel:
+ * apply (which lists the rows and users it touched), maintain (compaction, the follower counts of
+ * a rebuilt graph) and the interventions.
  */
 export function announceHostWrites(world: World, s: SocialState, wrote: HostWrites = ANY): void {
   const exec = world.exec;
@@ -325,19 +331,7 @@ export function announceHostWrites(world: World, s: SocialState, wrote: HostWrit
   // Taken on every backend: a growth's record holds the old arrays.
   const { moves, from } = P.takeChanged();
   if (!exec.hostWrote) return;
-  // Compactions and growths first, as the host made them: the device repeats them on its copy
-  // (a compaction at 10M agents moves ~23M rows, 2.5 GB of columns that would otherwise go up again).
-  const D = P.dim;
-  for (const m of moves) {
-    const names = Object.keys(m.at.cols) as PostColumn[];
-    if (m.grow) {
-      for (const k of names) exec.hostCopied!(m.at.cols[k], m.grow.cols[k], m.rows);
-      exec.hostCopied!(m.at.topic, m.grow.topic, m.rows * D);
-    } else {
-      for (const k of names) exec.hostMoved!(m.at.cols[k], m.from, 0, m.rows);
-      exec.hostMoved!(m.at.topic, m.from * D, 0, m.rows * D);
-    }
-  }
+  repeatMoves(exec, P, moves);
   // The posts written, by id, as rows now (those still live and older than the rows added).
   let posts = wrote.posts;
   if (posts !== 'any') {
@@ -352,9 +346,32 @@ export function announceHostWrites(world: World, s: SocialState, wrote: HostWrit
     if (P.count > from) exec.hostWrote(col, from, P.count);
     if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, posts, P.first, Math.min(from, P.count));
   }
-  if (P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
+  // Topics of the rows a kernel wrote (apply's new posts, writeTopics) are the device's, and those
+  // before them were announced before it ran.
+  if (!wrote.kernelTopics && P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
   announce(exec, s.latest, wrote.latest);
   announce(exec, s.followers, wrote.followers);
+}
+
+/**
+ * The post table's compactions and growths since they were last taken, repeated on a device
+ * executor's copies as the host made them (a compaction at 10M agents moves ~23M rows, 2.5 GB of
+ * columns that would otherwise go up again). announceHostWrites calls it; so does a kernel that
+ * reads the table's rows on the device between a move and that call (postBatch.ts writeTopics).
+ */
+export function repeatMoves(exec: Executor, P: PostTable, moves: TableMove[] = P.takeMoves()): void {
+  if (!exec.hostWrote) return;
+  const D = P.dim;
+  for (const m of moves) {
+    const names = Object.keys(m.at.cols) as PostColumn[];
+    if (m.grow) {
+      for (const k of names) exec.hostCopied!(m.at.cols[k], m.grow.cols[k], m.rows);
+      exec.hostCopied!(m.at.topic, m.grow.topic, m.rows * D);
+    } else {
+      for (const k of names) exec.hostMoved!(m.at.cols[k], m.from, 0, m.rows);
+      exec.hostMoved!(m.at.topic, m.from * D, 0, m.rows * D);
+    }
+  }
 }
 
 function announce(exec: Executor, arr: TypedArray, w: Written, from = 0, to = arr.length): void {

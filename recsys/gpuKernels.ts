@@ -1,7 +1,8 @@
 /**
  * The recommend phase's kernels in WGSL, registered with the webgpu executor: `recentAuthors` (at
  * the end) and the feed kernel (`recommend`, recsys/kernels.ts), one invocation per active user
- * (the base scores and candidate lists it reads: baseScores.wgsl.ts and candidateKernels.wgsl.ts):
+ * (the records' static fields, base scores and candidate lists it reads: recordStatics.wgsl.ts,
+ * baseScores.wgsl.ts and candidateKernels.wgsl.ts):
  * the same candidates in the same order, the same filters and the same top lists, so the feeds,
  * the impression rings and the total are the same bytes (tests/sim-core/gpu/recommendKernel.test.ts).
  *
@@ -34,6 +35,7 @@ import { MAX_DOT, RANKER } from './rankers.ts';
 import { kernels as K } from './kernels.ts';
 import './candidateKernels.wgsl.ts';
 import './baseScores.wgsl.ts';
+import './recordStatics.wgsl.ts';
 
 /** The longest feed (and in-network list) the shader's per-user lists hold: platform.feedSize's bound. */
 const MAX_FEED = 64;

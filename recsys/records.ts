@@ -105,10 +105,11 @@ export class PostRecords {
     const c = posts.cols;
     const fresh = posts.count - this.built;
     if (fresh > 0) {
+      // On a device executor, on the device (recordStatics.wgsl.ts), where apply's new topics are;
+      // on the CPU those rows go up.
       const args = { step: c.step, author: c.author, prevByAuthor: c.prev_by_author, topic: posts.topic, rec: this.rec, recQ: this.recQ, from: this.built, dim: this.dim, stride: S };
-      await exec.run(K.recordStatics, args, fresh, { chunkRows: POST_CHUNK, announced: true });
+      await exec.run(K.recordStatics, args, fresh, { chunkRows: POST_CHUNK, wroteRows: [{ array: this.rec, from: staticFrom * S, to: posts.count * S }] });
     }
-    exec.hostWrote?.(this.rec, staticFrom * S, posts.count * S);
     this.built = posts.count;
     const firstStep = posts.count > posts.first ? (c.step[posts.first] as number) : o.step;
     if (device) this.tables(exec, o, firstStep, FACTOR_FROM);

@@ -284,7 +284,8 @@ describe('kernel parity: inline and worker pool', () => {
       await check.run(fold.foldRows, { offsets, targets: old, addA, addB, dropped, bounds, newOffsets, out }, 4, { parts: 4 });
       expect(Array.from(out)).toEqual(want.flat());
     }
-    // writePosts (apply's new rows): a short scenario run makes fewer posts a step than a chunk.
+    // writePosts and writeTopics (apply's new rows): a short scenario run makes fewer posts a step
+    // than a chunk.
     // 150,000 posts of every kind after 50,000 live rows whose content reshares copy.
     {
       const live = 50_000;
@@ -314,10 +315,11 @@ describe('kernel parity: inline and worker pool', () => {
         newStance: by(sharedArray('f32', made), (i) => Math.sin(i)),
         newSrc: by(sharedArray('i32', made), (i) => i % 1000),
         newPrev: by(sharedArray('i32', made), (i) => (i % 5 === 0 ? -1 : base + (i % live))),
-        srcTopic: by(sharedArray('f32', 1000 * dim), (i) => Math.sin(i * 3)),
         srcCluster: by(sharedArray('u8', 1000), (i) => i % 64),
       };
-      await check.run(postBatch.writePosts, { ...queued, ...cols, topic, row0: live, base, dim, stepNow: 7 } as never, made, { announced: true });
+      await check.run(postBatch.writePosts, { ...queued, ...cols, row0: live, base, stepNow: 7 } as never, made, { announced: true });
+      const srcTopic = by(sharedArray('f32', 1000 * dim), (i) => Math.sin(i * 3));
+      await check.run(postBatch.writeTopics, { newParent: queued.newParent, newSrc: queued.newSrc, srcTopic, topic, row0: live, base, dim }, made);
     }
     expect(check.mismatches).toEqual([]);
   });

@@ -132,7 +132,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
       scenario: 'social-feed',
       agents: 12_000,
       steps: 8,
-      onDevice: ['activate', 'countMask', 'compactMask', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'packEvents', 'impressions', 'countVotes', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'countMask', 'compactMask', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'writeTopics', 'recordStatics', 'packEvents', 'impressions', 'countVotes', 'exposure', 'feedMix'],
       params: {
         interventions: [
           { kind: 'inject', step: 1, count: 30, stance: 0.8, novelty: 2.5, veracity: 'false', tag: 'rumour' },
@@ -146,14 +146,17 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     // The post window retires posts after 4 hours, so the post table moves its live rows to the
     // front every few steps; the graph is rebuilt every step (new follower counts); the interventions
     // write post columns in plain JavaScript (assignment votes, removals, rank factors). The
-    // phases announce those writes and only the rows written go up (platform/state.ts).
+    // phases announce those writes and only the rows written go up (platform/state.ts). The story
+    // comes at step 5: its posts' topics, written on the host, come before the step's new posts,
+    // whose topics the device writes (postBatch.ts).
     {
       scenario: 'social-feed',
       agents: 8_000,
       steps: 16,
-      onDevice: ['activate', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'impressions', 'countVotes', 'exposure', 'feedMix'],
+      onDevice: ['activate', 'baseScores', 'candidateTops', 'mergeTops', 'recentAuthors', 'recommend', 'act', 'postContent', 'writeTopics', 'recordStatics', 'impressions', 'countVotes', 'exposure', 'feedMix'],
       params: {
         platform: { windowHours: 4, rebuildEvery: 1, startHour: 8 },
+        story: { step: 5 },
         interventions: [
           { kind: 'assign', step: 1, untilStep: 9, kinds: ['original', 'quote'], groups: { up: { share: 0.3, vote: 1 }, down: { share: 0.3, vote: -1 } } },
           { kind: 'inject', step: 2, count: 25, stance: -0.7, novelty: 2, veracity: 'false', tag: 'rumour' },
@@ -164,8 +167,9 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
     },
     // A 6-hour window about as large as the table: apply's new posts overflow it, so the table
     // compacts in the middle of apply (8 times), after the step's reshares and reports raised
-    // counters at rows the compaction then moves (state.ts takes those posts by id).
-    { scenario: 'social-feed', agents: 20_000, steps: 24, onDevice: ['recommend', 'act', 'postContent'], params: { platform: { windowHours: 6, startHour: 8 } } },
+    // counters at rows the compaction then moves (state.ts takes those posts by id), and before
+    // writeTopics copies parents' topics on the device (postBatch.ts repeats the move first).
+    { scenario: 'social-feed', agents: 20_000, steps: 24, onDevice: ['recommend', 'act', 'postContent', 'writeTopics'], params: { platform: { windowHours: 6, startHour: 8 } } },
     // A small population: act's and postContent's packs both start with the interest column, and
     // postContent's event arrays, large beside 1,500 agents' columns, reach into the offsets where
     // act's pack keeps later members (the two must not share one buffer).
