@@ -95,7 +95,8 @@ const writeTopics = kernel(
     const { newParent, newSrc, srcTopic, topic, row0, base, dim: D } = a;
     for (let i = start; i < end; i++) {
       const pid = newParent[i];
-      const [from, off] = pid >= 0 ? [topic, (pid - base) * D] : [srcTopic, newSrc[i] * D];
+      const from = pid >= 0 ? topic : srcTopic;
+      const off = pid >= 0 ? (pid - base) * D : newSrc[i] * D;
       const to = (row0 + i) * D;
       for (let d = 0; d < D; d++) topic[to + d] = from[off + d];
     }

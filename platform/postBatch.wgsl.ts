@@ -28,7 +28,7 @@ ${ROW}
   topic[(p.row0 + i) * p.dim + d] = w;
 }`;
 
-registerGpuKernel(K.writeTopics, (a, rows) => {
+registerGpuKernel(K.writeTopics, (a, rows, plan) => {
   const types = { newParent: Int32Array, newSrc: Int32Array, srcTopic: Float32Array, topic: Float32Array };
   if (!typedArgs(a, types)) return undefined;
   const { newParent, newSrc, srcTopic, topic } = a as { newParent: Int32Array; newSrc: Int32Array; srcTopic: Float32Array; topic: Float32Array };
@@ -38,7 +38,9 @@ registerGpuKernel(K.writeTopics, (a, rows) => {
     shader: WRITE_TOPICS_WGSL,
     gridRows: rows * D,
     params: [row0, base, D],
-    arrays: [newParent, newSrc, srcTopic, topic],
+    // The table's rows in use only: its capacity may pass the binding limit while they do not (at
+    // 10M agents 2^25 rows of topics are 2 GiB, past NVIDIA's 2 GiB - 4).
+    arrays: [newParent, newSrc, srcTopic, { split: topic, partBytes: plan.partBytes, parts: 1, bytes: (row0 + rows) * D * 4 }],
     writes: [{ array: topic, from: row0 * D, to: (row0 + rows) * D }],
   };
 });

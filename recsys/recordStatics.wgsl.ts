@@ -74,7 +74,7 @@ ${ROW}
   }
 }`;
 
-registerGpuKernel(K.recordStatics, (a, rows) => {
+registerGpuKernel(K.recordStatics, (a, rows, plan) => {
   const types = { step: Int32Array, author: Int32Array, prevByAuthor: Int32Array, topic: Float32Array, rec: Int32Array };
   if (!typedArgs(a, types)) return undefined;
   const { step, author, prevByAuthor, topic, rec } = a as Record<keyof typeof types, Int32Array | Float32Array>;
@@ -85,7 +85,8 @@ registerGpuKernel(K.recordStatics, (a, rows) => {
     shader: RECORD_STATICS_WGSL,
     gridRows: rows,
     params: [from, D, S],
-    arrays: [step, author, prevByAuthor, topic, rec],
+    // The topics of the rows in use only, as writeTopics binds them (platform/postBatch.wgsl.ts).
+    arrays: [step, author, prevByAuthor, { split: topic, partBytes: plan.partBytes, parts: 1, bytes: end * D * 4 }, rec],
     writes: [{ array: rec, from: from * S, to: end * S }],
   };
 });
