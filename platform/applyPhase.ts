@@ -73,10 +73,10 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
   let packedTarget = sharedArray('i32', 0);
   let decided = decisions(0);
   // What the step's actions wrote besides new post rows: the rows whose counters or flags moved,
-  // the authors of new posts (their latest post) and the users followed or unfollowed (their
-  // follower counts), and the new rows whose topics a kernel wrote (batch.write), for a device
-  // executor's copies (state.ts announceHostWrites).
-  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList(), kernelTopics: 0 };
+  // the authors of new posts (their latest post), the users followed or unfollowed (their
+  // follower counts), the mute set's slots, and the new rows whose topics a kernel wrote
+  // (batch.write), for a device executor's copies (state.ts announceHostWrites).
+  const wrote = { posts: new IndexList(), latest: new IndexList(), followers: new IndexList(), mutes: new IndexList(), kernelTopics: 0 };
   const batch = new PostBatch();
   const joins: TreeJoins = { cascades: new Joins(), conversations: new Joins() };
   return {
@@ -188,7 +188,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       };
       // One spec refilled per post (a literal per post was garbage for the main thread's collector).
       const spec: PostSpec = { author: 0, step: ctx.step, kind: 0, parent: -1, stance: 0, topic: undefined, topicOffset: undefined, cluster: undefined, flags: 0 };
-      for (const list of [wrote.posts, wrote.latest, wrote.followers]) list.clear();
+      for (const list of [wrote.posts, wrote.latest, wrote.followers, wrote.mutes]) list.clear();
       wrote.kernelTopics = 0;
       const newPost = (u: number, kind: number, parent: number, stance: number, topic: ArrayLike<number> | undefined, flags: number, offset?: number, cluster?: number) => {
         made[kind]++;
@@ -297,7 +297,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
                 break;
               }
               case A.mute:
-                pairSetAdd(s.mutes, u, t);
+                pairSetAdd(s.mutes, u, t, wrote.mutes);
                 break;
               case A.follow:
                 if (pairSetHas(s.removed.keysA, s.removed.keysB, u, t)) break;

@@ -298,12 +298,13 @@ export type Written = 'any' | IndexList;
  * What a phase wrote besides the post rows it added or moved (which PostTable.takeChanged knows):
  * the changing columns of older live posts (MUTABLE_POST_COLUMNS; indices are post ids, which a
  * compaction does not change, unlike rows), authors' latest posts and follower counts (indices
- * are users).
+ * are users), and the slots of the mute set (none when absent: only apply mutes).
  */
 export interface HostWrites {
   posts: Written;
   latest: Written;
   followers: Written;
+  mutes?: Written;
   /**
    * The last rows added whose topics a kernel wrote (apply's writeTopics), not the host; when
    * nonzero, the writer announced the topics of the rows added before them (postBatch.ts).
@@ -351,6 +352,7 @@ export function announceHostWrites(world: World, s: SocialState, wrote: HostWrit
   if (!wrote.kernelTopics && P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
   announce(exec, s.latest, wrote.latest);
   announce(exec, s.followers, wrote.followers);
+  if (wrote.mutes) for (const keys of [s.mutes.keysA, s.mutes.keysB]) announce(exec, keys, wrote.mutes);
 }
 
 /**

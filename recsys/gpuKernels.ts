@@ -42,13 +42,13 @@ const MAX_FEED = 64;
 
 /** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
 const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'score', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
-/**
- * Rewritten by the host between calls unannounced: mutes. The post columns and latest posts are
- * announced (platform/state.ts announceHostWrites), and so are the records' static fields and
- * their base scores, which the device reads from `score` (recsys/records.ts); the candidate lists
- * are written by kernels (mergeTops: on the device, candidateKernels.wgsl.ts).
+/*
+ * Of the pack's members, the host writes the post columns, latest posts and the mute set's slots,
+ * and announces them (platform/state.ts announceHostWrites), and the muters' new bits
+ * (recommend.ts); the records' static fields and base scores are written by kernels
+ * (recordStatics, baseScores: recsys/records.ts), and so are the candidate lists (mergeTops:
+ * on the device, candidateKernels.wgsl.ts).
  */
-const HOST = ['muters', 'muteA', 'muteB'] as const;
 
 const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'ranker', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 
@@ -321,7 +321,6 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
     params,
     arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, seen, seenAt, feed, feedFlags, feedLen],
     writes: [seen, seenAt, feed, feedFlags, feedLen],
-    hostTables: HOST.map((k) => arr[k] as Int32Array),
     resultWords: 1,
   };
 });

@@ -4,6 +4,7 @@
  */
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
+import { IndexList } from '../sim-core/indexList.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
 import { PostRecords } from './records.ts';
@@ -20,9 +21,10 @@ export function recommendPhase(s: SocialState): Phase {
     records: new PostRecords(s.posts.dim),
     recent: sharedArray('u8', 0),
   };
-  // Bit per user: has muted someone (rebuilt every step; most users have not, and they skip the
-  // feed kernel's two mute-set probes per candidate).
+  // Bit per user: has muted someone (most users have not, and they skip the feed kernel's two
+  // mute-set probes per candidate); the bytes set this step.
   let muters = sharedArray('u8', 0);
+  const newMuters = new IndexList();
   // Interests as int8, as the records hold topics (rankers.ts xInterestScore); interests are static.
   let interestQ = sharedArray('i8', 0);
   return {
@@ -58,9 +60,17 @@ export function recommendPhase(s: SocialState): Phase {
       const recent = st.recent;
       await world.exec.run(K.recentAuthors, { latest: s.latest, recent, firstId: s.posts.base + s.posts.rowsBefore(s.minStep) }, world.agents.length);
       if (muters.length === 0) muters = sharedArray('u8', recent.length);
-      muters.fill(0);
+      // Mutes are never lifted: only bits of new muters are set, and a device's copy gets those.
       const muteA = s.mutes.keysA;
-      for (let i = 0; i < muteA.length; i++) if (muteA[i] !== -1) muters[muteA[i] >> 3] |= 1 << (muteA[i] & 7);
+      newMuters.clear();
+      for (let i = 0; i < muteA.length; i++) {
+        const u = muteA[i];
+        if (u !== -1 && (muters[u >> 3] & (1 << (u & 7))) === 0) {
+          muters[u >> 3] |= 1 << (u & 7);
+          newMuters.push(u >> 3);
+        }
+      }
+      world.exec.hostWroteAt?.(muters, newMuters.at, newMuters.n);
       await world.exec.run(
         K.recommend,
         {

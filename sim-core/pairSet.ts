@@ -5,6 +5,7 @@
  */
 import { mix32 } from './rng.ts';
 import { sharedArray } from './table.ts';
+import type { IndexList } from './indexList.ts';
 
 export interface PairSet {
   /** Slot arrays; a slot is empty when keysA[slot] === -1. Length is a power of two. */
@@ -36,8 +37,11 @@ export function pairSetHas(keysA: Int32Array, keysB: Int32Array, a: number, b: n
   }
 }
 
-/** Adds (a, b) (both >= 0); returns false when it was already present. */
-export function pairSetAdd(set: PairSet, a: number, b: number): boolean {
+/**
+ * Adds (a, b) (both >= 0); returns false when it was already present. `slots` gets the slot it
+ * wrote (for a device executor's copies: hostWroteAt), unless the set grew into new arrays.
+ */
+export function pairSetAdd(set: PairSet, a: number, b: number, slots?: IndexList): boolean {
   if (pairSetHas(set.keysA, set.keysB, a, b)) return false;
   if ((set.size + 1) * 2 > set.keysA.length) {
     const old = set;
@@ -45,16 +49,20 @@ export function pairSetAdd(set: PairSet, a: number, b: number): boolean {
     for (let s = 0; s < old.keysA.length; s++) if (old.keysA[s] !== -1) insert(next, old.keysA[s], old.keysB[s]);
     set.keysA = next.keysA;
     set.keysB = next.keysB;
+    slots?.clear();
+    slots = undefined;
   }
-  insert(set, a, b);
+  const s = insert(set, a, b);
+  slots?.push(s);
   set.size++;
   return true;
 }
 
-function insert(set: PairSet, a: number, b: number): void {
+function insert(set: PairSet, a: number, b: number): number {
   const mask = set.keysA.length - 1;
   let s = slotHash(a, b) & mask;
   while (set.keysA[s] !== -1) s = (s + 1) & mask;
   set.keysA[s] = a;
   set.keysB[s] = b;
+  return s;
 }
