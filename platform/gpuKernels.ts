@@ -386,7 +386,12 @@ registerGpuKernel(K.packEvents, (a, rows) => {
     gridRows: rows,
     params: [a.users as number, a.maxEvents as number],
     arrays: [evAction, evTarget, evStart, packedAction, packedTarget],
-    writes: [packedAction, packedTarget],
+    // The rows of this call only (the arrays have room for more): apply reads back just those, and
+    // decideActions, on the CPU, then finds nothing more to read back.
+    writes: [
+      { array: packedAction, from: 0, to: rows },
+      { array: packedTarget, from: 0, to: rows },
+    ],
   };
 });
 
