@@ -3,9 +3,12 @@
 // host-side dispatch (encoding and uploads), the uploads and pack refreshes alone, CPU kernels
 // run under webgpu (incl. read-backs of their stale arguments), sync() (waiting for the queue,
 // then reading back), read-backs; on the cpu backend each kernel's wall time. A diagnostic: it
-// wraps the executors' methods, private ones included, so it follows their names.
+// wraps the executors' and the residency's methods, private ones included, so it follows their
+// names (a method renamed there drops out of the split silently).
 //   FROM_STEP=48 node --import tsx deploy/gpu/hostsplit.mts run social-feed ...
 import { GpuExecutor } from '../../sim-core/gpu/executor.ts';
+import { Residency } from '../../sim-core/gpu/residency.ts';
+import { ReadBuffers } from '../../sim-core/gpu/readBuffers.ts';
 import { PoolExecutor } from '../../sim-core/pool.ts';
 import { main } from '../../runner/cli.ts';
 const from = Number(process.env.FROM_STEP ?? 0);
@@ -33,17 +36,6 @@ const wrap = (proto: any, name: string, label: (self: any, args: any[]) => strin
     }
   };
 };
-const wrapSync = (proto: any, name: string, label: (args: any[]) => string) => {
-  const orig = proto[name];
-  proto[name] = function (...args: any[]) {
-    const t0 = performance.now();
-    try {
-      return orig.apply(this, args);
-    } finally {
-      add(label(args), performance.now() - t0);
-    }
-  };
-};
 const G = GpuExecutor.prototype as any;
 let current = '';
 for (const m of ['run', 'reduce', 'queueReduce']) {
@@ -51,11 +43,14 @@ for (const m of ['run', 'reduce', 'queueReduce']) {
 }
 wrap(G, 'onCpu', (_s, a) => `cpu ${a[0]?.name}`);
 wrap(G, 'dispatch', () => `gpu-dispatch ${current}`);
-wrapSync(G, 'toDevice', () => `upload ${current}`);
-wrapSync(G, 'packBuffer', () => `pack ${current}`);
 wrap(G, 'sync', (_s, a) => (a[0] ? 'sync(apply rows)' : 'sync(all)'));
 wrap(G, 'capture', () => 'capture');
-wrap(G, 'readBack', (_s, a) => (a[3] ? 'readBack arrays (in sync/onCpu)' : 'readBack result words (overlaps)'));
+// Where the arrays are kept (residency.ts) and read back (readBuffers.ts).
+const R = Residency.prototype as any;
+wrap(R, 'toDevice', () => `upload ${current}`);
+wrap(R, 'packBuffer', () => `pack ${current}`);
+wrap(R, 'toHostAll', () => 'read back arrays (in sync/onCpu)');
+wrap(ReadBuffers.prototype as any, 'read', () => 'read back result words (overlaps)');
 // The cpu backend: PoolExecutor directly (under webgpu its calls are already inside onCpu).
 const P = PoolExecutor.prototype as any;
 for (const m of ['run']) {
