@@ -7,7 +7,7 @@
  * limit while its rows in use do not. Skips with one line when no adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor, type Executor } from '../../../sim-core/exec.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
@@ -27,6 +27,19 @@ const bitsOf = (x: number) => new Uint32Array(Float32Array.of(x).buffer)[0];
 
 /** A binding limit that holds `bytes` (a multiple of 256, the offset alignment). */
 const limitFor = (bytes: number) => Math.ceil(bytes / 256) * 256;
+
+/** `run` on one CPU thread (want) and on the device with that binding limit (got), and the device's executor. */
+async function onBoth<T>(run: (exec: Executor) => Promise<T>, maxBindingBytes?: number): Promise<{ want: T; got: T; exec: GpuExecutor }> {
+  const cpu = createExecutor(1);
+  const inner = createExecutor(1);
+  const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes });
+  try {
+    return { want: await run(cpu), got: await run(exec), exec };
+  } finally {
+    await cpu.close();
+    await inner.close();
+  }
+}
 
 describe.skipIf(!gpu)(`new posts' rows on WebGPU (${gpu?.adapter})`, () => {
   it('quantise_bits equals Math.round(127 x) of the clamped float32, at every half and beside it', async () => {
@@ -63,7 +76,7 @@ describe.skipIf(!gpu)(`new posts' rows on WebGPU (${gpu?.adapter})`, () => {
     const topic = Float32Array.from({ length: rows * D * (roomy ? 3 : 1) }, (_, i) => (hash(4, i) / 2 ** 32) * 2.4 - 1.2);
     const limit = roomy ? limitFor(rows * D * 4) : undefined;
     if (limit) expect(topic.byteLength).toBeGreaterThan(limit);
-    const run = async (exec: ReturnType<typeof createExecutor> | GpuExecutor) => {
+    const run = async (exec: Executor) => {
       const rec = sharedArray('i32', rows * S);
       for (let i = 0; i < rec.length; i++) rec[i] = hash(5, i) | 0;
       const args = { step, author, prevByAuthor: prev, topic, rec, recQ: new Int8Array(rec.buffer), from, dim: D, stride: S };
@@ -71,18 +84,9 @@ describe.skipIf(!gpu)(`new posts' rows on WebGPU (${gpu?.adapter})`, () => {
       await exec.sync?.([rec]);
       return rec;
     };
-    const cpu = createExecutor(1);
-    const inner = createExecutor(1);
-    const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes: limit });
-    try {
-      const want = await run(cpu);
-      const got = await run(exec);
-      expect(exec.counts.gpu.get('recordStatics')).toBe(1);
-      expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
-    } finally {
-      await cpu.close();
-      await inner.close();
-    }
+    const { want, got, exec } = await onBoth(run, limit);
+    expect(exec.counts.gpu.get('recordStatics')).toBe(1);
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
   });
 
   it.each([false, true])('writeTopics copies the same topics as the CPU, from parents and from postContent (room past the binding limit: %s)', async (roomy) => {
@@ -92,25 +96,16 @@ describe.skipIf(!gpu)(`new posts' rows on WebGPU (${gpu?.adapter})`, () => {
     const newSrc = Int32Array.from({ length: n }, (_, i) => hash(13, i) % sources);
     const srcTopic = Float32Array.from({ length: sources * D }, (_, i) => Math.sin(i));
     const limit = roomy ? limitFor((live + n) * D * 4) : undefined;
-    const run = async (exec: ReturnType<typeof createExecutor> | GpuExecutor) => {
+    const run = async (exec: Executor) => {
       const topic = sharedArray('f32', (live + n) * D * (roomy ? 3 : 1));
       for (let i = 0; i < live * D; i++) topic[i] = Math.cos(i);
       await exec.run(PB.writeTopics, { newParent, newSrc, srcTopic, topic, row0: live, base, dim: D }, n, { wroteRows: [{ array: topic, from: live * D, to: (live + n) * D }] });
       await exec.sync?.([topic]);
       return topic;
     };
-    const cpu = createExecutor(1);
-    const inner = createExecutor(1);
-    const exec = new GpuExecutor(gpu!, inner, { maxBindingBytes: limit });
-    try {
-      const want = await run(cpu);
-      const got = await run(exec);
-      if (limit) expect(got.byteLength).toBeGreaterThan(limit);
-      expect(exec.counts.gpu.get('writeTopics')).toBe(1);
-      expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
-    } finally {
-      await cpu.close();
-      await inner.close();
-    }
+    const { want, got, exec } = await onBoth(run, limit);
+    if (limit) expect(got.byteLength).toBeGreaterThan(limit);
+    expect(exec.counts.gpu.get('writeTopics')).toBe(1);
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
   });
 });
