@@ -102,6 +102,9 @@ export class PostRecords {
     }
     const device = exec.hostWrote !== undefined;
     if (device && this.score.length * S < this.rec.length) this.score = sharedArray('f32', this.rec.length / S);
+    // The kernels read the column when it is there: a run resumed on the CPU from a device run's
+    // checkpoint has it restored, stale, and scores into recF.
+    if (!device && this.score.length > 0) this.score = NO_SCORES;
     const c = posts.cols;
     const fresh = posts.count - this.built;
     if (fresh > 0) {

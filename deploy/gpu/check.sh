@@ -101,7 +101,7 @@ steady)
   log "social-feed $(lab $n) (default graph) from 10:00 on webgpu, stopped after step $stop"
   FROM_STEP=$((stop - 6)) node --import tsx "$D/hostsplit.mts" run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
   pid=$!
-  until grep -q "^step $stop/" "$OUT/steady-first.err" || ! kill -0 $pid 2>/dev/null; do sleep 0.5; done
+  until grep -qs "^step $stop/" "$OUT/steady-first.err" || ! kill -0 $pid 2>/dev/null; do sleep 0.5; done
   kill -TERM $pid; wait $pid
   grep -v '^step' "$OUT/steady-first.out" | grep -A40 '^host-time'; node "$D/summary.mjs" $r $((stop - 6))
   cp -a $r $r-cpu

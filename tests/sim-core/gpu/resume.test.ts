@@ -1,7 +1,8 @@
 /**
  * A social-feed run on the webgpu backend, killed (SIGKILL) and resumed on webgpu, ends with the
  * files of the same run uninterrupted on two CPU threads: the state its GPU kernels keep on the
- * device between steps (opinions, impression rings, session counts) reaches the checkpoints.
+ * device between steps (opinions, impression rings, session counts) reaches the checkpoints. So
+ * does a run killed on one backend and resumed on the other.
  * Skips with one line when no adapter exists.
  */
 import fs from 'node:fs';
@@ -35,5 +36,21 @@ describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, 
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect(m.resumed).toHaveLength(1);
     for (const k of ['recommend', 'act', 'exposure']) expect(m.kernel_calls.webgpu[k], k).toBeGreaterThan(0);
+  }, 240_000);
+
+  // A checkpoint holds what each backend keeps (on webgpu the feed's base scores as a column of
+  // their own, recsys/records.ts), and a run may resume on the other backend.
+  it.each([
+    ['webgpu', 'cpu'],
+    ['cpu', 'webgpu'],
+  ])('killed after step 5 on %s and resumed on %s: the files of the uninterrupted run', async (first, then) => {
+    const ref = path.join(tmp, 'ref-cross');
+    if (!fs.existsSync(path.join(ref, 'manifest.json'))) expect(socsim([...SOCIAL, '--threads', '2', '--out', ref, '--quiet']).code).toBe(0);
+    const dir = path.join(tmp, `${first}-${then}`);
+    expect(await runAndStop([...SOCIAL, '--backend', first, '--threads', '2'], dir, 5, 'SIGKILL')).toBe(null);
+    expect(steps(dir)).toBeLessThan(10);
+    const r = socsim(['run', '--resume', dir, '--backend', then, '--threads', '2', '--quiet']);
+    expect(r.code).toBe(0);
+    expectSameFiles(ref, dir);
   }, 240_000);
 });
