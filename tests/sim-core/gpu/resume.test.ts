@@ -22,17 +22,21 @@ const INTERVENTIONS = [
   { kind: 'setRanker', step: 9, ranker: 'random' },
 ];
 const SOCIAL = ['run', 'social-feed', '--agents', '8000', '--steps', '10', '--seed', '4', '--snapshot-every', '3', '--events', '--checkpoint-every', '2', '--set', `interventions=${JSON.stringify(INTERVENTIONS)}`];
+/** The uninterrupted run on two CPU threads, made once. */
+const ref = path.join(tmp, 'ref');
+function reference(): string {
+  if (!fs.existsSync(path.join(ref, 'manifest.json'))) expect(socsim([...SOCIAL, '--threads', '2', '--out', ref, '--quiet']).code).toBe(0);
+  return ref;
+}
 
 describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, () => {
   it('killed after step 5 and resumed on webgpu: the files of the uninterrupted run on two CPU threads', async () => {
-    const ref = path.join(tmp, 'ref');
-    expect(socsim([...SOCIAL, '--threads', '2', '--out', ref, '--quiet']).code).toBe(0);
     const dir = path.join(tmp, 'killed');
     expect(await runAndStop([...SOCIAL, '--backend', 'webgpu'], dir, 5, 'SIGKILL')).toBe(null);
     expect(steps(dir)).toBeLessThan(10);
     const r = socsim(['run', '--resume', dir, '--backend', 'webgpu', '--quiet']);
     expect(r.code).toBe(0);
-    expectSameFiles(ref, dir);
+    expectSameFiles(reference(), dir);
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect(m.resumed).toHaveLength(1);
     for (const k of ['recommend', 'act', 'exposure']) expect(m.kernel_calls.webgpu[k], k).toBeGreaterThan(0);
@@ -44,13 +48,11 @@ describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, 
     ['webgpu', 'cpu'],
     ['cpu', 'webgpu'],
   ])('killed after step 5 on %s and resumed on %s: the files of the uninterrupted run', async (first, then) => {
-    const ref = path.join(tmp, 'ref-cross');
-    if (!fs.existsSync(path.join(ref, 'manifest.json'))) expect(socsim([...SOCIAL, '--threads', '2', '--out', ref, '--quiet']).code).toBe(0);
     const dir = path.join(tmp, `${first}-${then}`);
     expect(await runAndStop([...SOCIAL, '--backend', first, '--threads', '2'], dir, 5, 'SIGKILL')).toBe(null);
     expect(steps(dir)).toBeLessThan(10);
     const r = socsim(['run', '--resume', dir, '--backend', then, '--threads', '2', '--quiet']);
     expect(r.code).toBe(0);
-    expectSameFiles(ref, dir);
+    expectSameFiles(reference(), dir);
   }, 240_000);
 });
