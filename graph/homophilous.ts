@@ -117,14 +117,12 @@ function shared<T extends Float32Array | Uint8Array>(a: T): T {
 
 /** One generation: the plan (users' wants, block starts) and the edge arrays, filled user by user. */
 class Build {
+  readonly n: number;
   args: HomophilousArgs;
   /** The first user not drawn for good (all before it are final). */
   next = 1;
-  constructor(
-    readonly n: number,
-    seed: number,
-    o: HomophilousOptions,
-  ) {
+  constructor(n: number, seed: number, o: HomophilousOptions) {
+    this.n = n;
     const { meanFollowing, homophily, opinion: Op, topic: Top } = o;
     if (!(Number.isInteger(n) && n >= 0)) throw new Error(`homophilousPreferential needs a whole n >= 0 (got ${n})`);
     if (Op.length < n || Top.length < n || (o.weight && o.weight.length < n)) {

@@ -50,14 +50,13 @@ const HEADER_WORD = new RegExp(
 
 /** Growable raw edge arrays (Int32 while every id fits, Float64 once an id exceeds 2^31-1). */
 class EdgeBuffer {
+  private readonly cfg: ReadConfig;
   src: Int32Array | Float64Array;
   dst: Int32Array | Float64Array;
   m = 0;
   wide = false;
-  constructor(
-    private readonly cfg: ReadConfig,
-    initial: number,
-  ) {
+  constructor(cfg: ReadConfig, initial: number) {
+    this.cfg = cfg;
     const cap = Math.max(0, Math.min(initial, cfg.maxEdges));
     this.src = new Int32Array(cap);
     this.dst = new Int32Array(cap);
@@ -86,6 +85,7 @@ class EdgeBuffer {
 }
 
 class TextParser {
+  private readonly cfg: ReadConfig;
   readonly edges: EdgeBuffer;
   /** The names read so far (`ids: 'name'`); null when ids are integers. */
   readonly names: NameTable | null;
@@ -109,10 +109,8 @@ class TextParser {
   private side = Buffer.allocUnsafe(256);
   private sideUsed = 0;
 
-  constructor(
-    private readonly cfg: ReadConfig,
-    initialEdges: number,
-  ) {
+  constructor(cfg: ReadConfig, initialEdges: number) {
+    this.cfg = cfg;
     this.edges = new EdgeBuffer(cfg, initialEdges);
     this.fastLimit = cfg.agents > 0 ? cfg.agents - 1 : I32_MAX;
     this.names = cfg.ids === 'name' ? new NameTable() : null;

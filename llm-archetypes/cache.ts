@@ -161,15 +161,17 @@ export interface RecordedSettings {
 
 /** A recorded run's llm-cache.jsonl, served in order by `--llm replay`. */
 export class ReplayLog implements RunLog {
+  readonly file: string;
+  private readonly text: string;
+  readonly entries: CacheEntry[];
   private readonly byKey = new Map<string, CacheEntry[]>();
   /** How many of each key's outcomes the run has been served. */
   readonly state = { used: new Map<string, number>() };
 
-  private constructor(
-    readonly file: string,
-    private readonly text: string,
-    readonly entries: CacheEntry[],
-  ) {
+  private constructor(file: string, text: string, entries: CacheEntry[]) {
+    this.file = file;
+    this.text = text;
+    this.entries = entries;
     for (const e of entries) {
       const list = this.byKey.get(e.key);
       if (list) list.push(e);

@@ -66,11 +66,13 @@ function foldOf(G: Csr, added: PairSet, removed: PairSet): Fold {
  * edges' sources (rows) or targets. Slices continue where the last one ended.
  */
 class FoldCursor {
+  private readonly G: Csr;
+  private readonly fold: Fold;
   private readonly at: FoldAt = { u: 0, j: 0, ai: 0, di: 0 };
-  constructor(
-    private readonly G: Csr,
-    private readonly fold: Fold,
-  ) {}
+  constructor(G: Csr, fold: Fold) {
+    this.G = G;
+    this.fold = fold;
+  }
 
   fill(out: TypedArray, sources: boolean): void {
     const { addA, addB, dropped } = this.fold;

@@ -133,6 +133,7 @@ export interface PostArrays {
 export type TableMove = { at: PostArrays; from: number; rows: number; grow?: undefined } | { at: PostArrays; grow: PostArrays; rows: number };
 
 export class PostTable {
+  readonly dim: number;
   /** Id of row 0. */
   base = 0;
   /** First live row: rows before it are retired (already handed out, kept until `compact`). */
@@ -161,11 +162,8 @@ export class PostTable {
    * `firstId` is the id the first post gets: 0 in a run (ids are creation ranks); tests start near
    * MAX_POST_ID to reach the id limit without creating 2^31 posts.
    */
-  constructor(
-    readonly dim: number,
-    capacity = 1 << 12,
-    firstId = 0,
-  ) {
+  constructor(dim: number, capacity = 1 << 12, firstId = 0) {
+    this.dim = dim;
     this.base = firstId;
     this.capacity = capacity;
     this.cols = PostTable.alloc(capacity);

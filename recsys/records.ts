@@ -38,6 +38,7 @@ const NO_TABLE = sharedArray('f64', 0);
 const FACTOR_FROM = 999;
 
 export class PostRecords {
+  readonly dim: number;
   /** Int32 words per record: 4 fields + the int8 topic. */
   readonly stride: number;
   rec: Int32Array;
@@ -52,7 +53,8 @@ export class PostRecords {
   private base = 0;
   private built = 0;
 
-  constructor(readonly dim: number) {
+  constructor(dim: number) {
+    this.dim = dim;
     this.stride = 4 + Math.ceil(dim / 4);
     this.rec = sharedArray('i32', 0);
     this.recF = new Float32Array(this.rec.buffer);

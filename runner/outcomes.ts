@@ -49,12 +49,16 @@ export function isOutcome(x: unknown): x is Outcome {
 }
 
 class OutcomeImpl implements Outcome {
-  constructor(
-    readonly kind: Outcome['kind'],
-    readonly label: string,
-    readonly evaluate: (run: RunView) => OutcomeValue,
-    readonly groups?: readonly string[],
-  ) {}
+  readonly kind: Outcome['kind'];
+  readonly label: string;
+  readonly evaluate: (run: RunView) => OutcomeValue;
+  readonly groups?: readonly string[];
+  constructor(kind: Outcome['kind'], label: string, evaluate: (run: RunView) => OutcomeValue, groups?: readonly string[]) {
+    this.kind = kind;
+    this.label = label;
+    this.evaluate = evaluate;
+    this.groups = groups;
+  }
 }
 
 /** A table of a run directory: a top-level *.arrow, or one in agents/. */
@@ -137,7 +141,9 @@ const finiteNumber = (what: string) => (v: number) => {
 };
 
 export class MetricOutcomes {
-  constructor(private readonly name: string) {
+  private readonly name: string;
+  constructor(name: string) {
+    this.name = name;
     if (typeof name !== 'string' || name.length === 0) throw new InputError('metric(name) needs the name of a metrics.arrow column');
   }
   private make(label: string, f: (s: MetricSeries) => number): Outcome {

@@ -23,10 +23,13 @@ export const CHECKPOINT_FILE = 'checkpoint.bin';
 
 /** Decides after each step whether to take a checkpoint. */
 export class CheckpointPolicy {
+  private readonly every: number | undefined;
   private since = performance.now();
   private lastCost = 0;
   private taken = 0;
-  constructor(private readonly every: number | undefined) {}
+  constructor(every: number | undefined) {
+    this.every = every;
+  }
   due(done: number, steps: number): boolean {
     if (done >= steps) return false;
     if (this.every !== undefined) return this.every > 0 && done % this.every === 0;

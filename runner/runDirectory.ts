@@ -305,13 +305,11 @@ const graphMetadata = (directed: boolean) => ({ directed: String(directed), edge
 
 /** The metrics table: step, simulated time, then each phase's metrics, one row per step. */
 export class MetricsWriter {
+  private readonly schema: Array<[string, MetricType]>;
   private readonly appender: ArrowFileAppender;
   /** Opens `file` anew, or, given a checkpoint's `resume` state, as it was at that checkpoint. */
-  constructor(
-    file: string,
-    private readonly schema: Array<[string, MetricType]>,
-    resume?: AppenderState,
-  ) {
+  constructor(file: string, schema: Array<[string, MetricType]>, resume?: AppenderState) {
+    this.schema = schema;
     const cols = this.columns([0], [0], schema.map(() => []));
     this.appender = resume ? ArrowFileAppender.resume(file, cols, resume) : ArrowFileAppender.open(file, cols);
   }

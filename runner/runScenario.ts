@@ -113,14 +113,17 @@ export interface RunOptions {
 
 /** The run directory's extra files, opened by phases through `world.out`. */
 class Outputs implements RunOutputs {
+  readonly dir: string;
+  readonly events: boolean;
+  private readonly resume?: Record<string, AppenderState>;
   private readonly open = new Map<string, ArrowFileAppender>();
   private readonly written: string[] = [];
   /** `resume`: where each appended file stood at the checkpoint being resumed. */
-  constructor(
-    readonly dir: string,
-    readonly events: boolean,
-    private readonly resume?: Record<string, AppenderState>,
-  ) {}
+  constructor(dir: string, events: boolean, resume?: Record<string, AppenderState>) {
+    this.dir = dir;
+    this.events = events;
+    this.resume = resume;
+  }
   appender(name: string, schema: ColumnData[]): ArrowFileAppender {
     if (this.open.has(name)) throw new Error(`${name} is already open`);
     const file = path.join(this.dir, name);

@@ -17,11 +17,14 @@ function lines(file: string): string[] {
 }
 
 export class SharedLlmCache {
-  private constructor(
-    private readonly dir: string,
-    /** The experiment's --llm* flags without --llm-cache. */
-    readonly flags: string[],
-  ) {}
+  private readonly dir: string;
+  /** The experiment's --llm* flags without --llm-cache. */
+  readonly flags: string[];
+
+  private constructor(dir: string, flags: string[]) {
+    this.dir = dir;
+    this.flags = flags;
+  }
 
   /** The shared cache of an experiment whose runs ask a live server, or undefined. */
   static of(dir: string, llm: readonly string[] | undefined): SharedLlmCache | undefined {

@@ -7,10 +7,13 @@ import { releaseArrays, type Executor, type RunOptions } from '../sim-core/exec.
 import type { CallArgs, Kernel, KernelSpec } from '../sim-core/kernel.ts';
 
 export class TimedExecutor implements Executor {
+  private readonly inner: Executor;
   /** Milliseconds of each call, by kernel name, in call order. */
   readonly kernelMs = new Map<string, number[]>();
 
-  constructor(private readonly inner: Executor) {}
+  constructor(inner: Executor) {
+    this.inner = inner;
+  }
 
   get threads(): number {
     return this.inner.threads;

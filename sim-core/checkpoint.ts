@@ -287,6 +287,11 @@ function walkTree(tree: Encoded, visit: (e: Exclude<Encoded, number | string | b
 }
 
 class Decoder {
+  private readonly file: string;
+  private readonly fd: number;
+  private readonly start: number;
+  private readonly entries: BufferEntry[];
+  private readonly views: number[];
   private readonly arrays = new Map<string, TypedArray>();
   private readonly objects = new Map<number, unknown>();
   private readonly buffers: Array<ArrayBufferLike | undefined>;
@@ -294,13 +299,12 @@ class Decoder {
   private readonly claimed = new Set<ArrayBufferLike>();
   /** Live typed arrays restored in place. */
   readonly inPlace: TypedArray[] = [];
-  constructor(
-    private readonly file: string,
-    private readonly fd: number,
-    private readonly start: number,
-    private readonly entries: BufferEntry[],
-    private readonly views: number[],
-  ) {
+  constructor(file: string, fd: number, start: number, entries: BufferEntry[], views: number[]) {
+    this.file = file;
+    this.fd = fd;
+    this.start = start;
+    this.entries = entries;
+    this.views = views;
     this.buffers = new Array(entries.length);
   }
 

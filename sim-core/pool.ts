@@ -25,6 +25,7 @@ import { checkArgs, type AnyKernel } from './kernel.ts';
 import { chunkRanges, kernelArgs, kernelRanges, sumPartials, type Executor, type RunOptions } from './exec.ts';
 import { releaseMemory, type TypedArray } from './table.ts';
 
+
 /**
  * How long the calling thread watches a busy worker's finished word before it yields to the event
  * loop: the worker is usually finishing its last chunk, and waking through the event loop costs
@@ -123,6 +124,7 @@ function isTypedArray(v: unknown): v is TypedArray {
 }
 
 export class PoolExecutor implements Executor {
+  readonly threads: number;
   private readonly control: Int32Array;
   private readonly pool: PoolWorker[];
   private readonly ids = new WeakMap<TypedArray, number>();
@@ -141,7 +143,8 @@ export class PoolExecutor implements Executor {
   private nextSlot = 0;
   private closing = false;
 
-  constructor(readonly threads: number) {
+  constructor(threads: number) {
+    this.threads = threads;
     const n = threads - 1;
     this.control = new Int32Array(new SharedArrayBuffer(8 * Math.max(1, n)));
     this.pool = Array.from({ length: n }, (_, index) => this.start(index));

@@ -51,6 +51,9 @@ interface Program {
 const BIND_GROUPS = 1024;
 
 export class GpuExecutor implements Executor {
+  readonly gpu: Gpu;
+  private readonly cpu: Executor;
+  private readonly opts: { timeKernels?: boolean; maxBindingBytes?: number };
   readonly threads: number;
   private readonly programs = new Map<string, Program>();
   /**
@@ -96,11 +99,10 @@ export class GpuExecutor implements Executor {
   /** Which copy of each array is valid, the device buffers and the packs. */
   private readonly res: Residency;
 
-  constructor(
-    readonly gpu: Gpu,
-    private readonly cpu: Executor,
-    private readonly opts: { timeKernels?: boolean; maxBindingBytes?: number } = {},
-  ) {
+  constructor(gpu: Gpu, cpu: Executor, opts: { timeKernels?: boolean; maxBindingBytes?: number } = {}) {
+    this.gpu = gpu;
+    this.cpu = cpu;
+    this.opts = opts;
     this.threads = cpu.threads;
     this.uploader = new Uploader(gpu.device);
     this.res = new Residency(gpu, this.uploader, (bytes, way) => this.count(bytes, way));

@@ -5,10 +5,13 @@
  * step (its users' rows, the sums).
  */
 export class ReadBuffers {
+  private readonly device: GPUDevice;
   /** Buffers free for read-backs, by size. */
   private readonly free = new Map<number, GPUBuffer[]>();
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.device = device;
+  }
 
   /** A mappable buffer of at least `bytes` to copy into and read from: a kept one of its size class when one is free, else a new one. */
   take(bytes: number): GPUBuffer {

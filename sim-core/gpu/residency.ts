@@ -93,6 +93,9 @@ function deviceStale(r: Resident, from = 0, to = r.bytes): void {
 export const isArray = (v: unknown): v is TypedArray => ArrayBuffer.isView(v) && !(v instanceof DataView);
 
 export class Residency {
+  private readonly gpu: Gpu;
+  private readonly uploader: Uploader;
+  private readonly count: (bytes: number, way: 'up' | 'down') => void;
   private readonly resident = new WeakMap<TypedArray, Resident>();
   /** Arrays whose only valid copy is on the device (strong references until synced). */
   private readonly deviceOnly = new Set<TypedArray>();
@@ -127,11 +130,10 @@ export class Residency {
   private transient: GPUBuffer[] = [];
 
   /** `count`: bytes moved, for the executor's transfer figures. */
-  constructor(
-    private readonly gpu: Gpu,
-    private readonly uploader: Uploader,
-    private readonly count: (bytes: number, way: 'up' | 'down') => void,
-  ) {
+  constructor(gpu: Gpu, uploader: Uploader, count: (bytes: number, way: 'up' | 'down') => void) {
+    this.gpu = gpu;
+    this.uploader = uploader;
+    this.count = count;
     this.reads = new ReadBuffers(gpu.device);
   }
 

@@ -25,10 +25,13 @@ interface Staging {
 }
 
 export class Uploader {
+  private readonly device: GPUDevice;
   private ring: Staging[] = [];
   private next = 0;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.device = device;
+  }
 
   /** Copies `src` into `dst` at byte `offset` (a multiple of 4), its last partial word padded with zeros. */
   async write(dst: GPUBuffer, offset: number, src: Uint8Array): Promise<void> {

@@ -90,6 +90,7 @@ export interface AppenderState {
 }
 
 export class ArrowFileAppender {
+  private readonly path: string;
   private fd: number | undefined;
   private readonly plans: ColumnPlan[];
   private readonly footer: FooterEncoder;
@@ -99,13 +100,8 @@ export class ArrowFileAppender {
   private batches = 0;
   private failed: Error | undefined;
 
-  private constructor(
-    private readonly path: string,
-    fd: number,
-    plans: ColumnPlan[],
-    footer: FooterEncoder,
-    end: number,
-  ) {
+  private constructor(path: string, fd: number, plans: ColumnPlan[], footer: FooterEncoder, end: number) {
+    this.path = path;
     this.fd = fd;
     this.plans = plans;
     this.footer = footer;

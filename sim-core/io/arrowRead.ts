@@ -44,9 +44,11 @@ const MAX_READ = 1 << 30;
 
 /** An open Arrow file: exact reads at absolute positions, errors naming the file. */
 class ArrowFileReader {
+  readonly path: string;
   readonly fd: number;
   readonly size: number;
-  constructor(readonly path: string) {
+  constructor(path: string) {
+    this.path = path;
     this.fd = openSync(path, 'r');
     this.size = fstatSync(this.fd).size;
   }
@@ -254,13 +256,15 @@ const unreadType = (path: string, type: DataType) =>
  * nodes and buffer regions in order (rewind before each slice).
  */
 class BatchBody {
+  private readonly f: ArrowFileReader;
+  private readonly h: BatchHeader;
+  private readonly bodyAt: number;
   private node = 0;
   private buffer = 0;
-  constructor(
-    private readonly f: ArrowFileReader,
-    private readonly h: BatchHeader,
-    private readonly bodyAt: number,
-  ) {
+  constructor(f: ArrowFileReader, h: BatchHeader, bodyAt: number) {
+    this.f = f;
+    this.h = h;
+    this.bodyAt = bodyAt;
     if (h.compression) throw new InputError(`${f.path}: compressed record batch bodies are not read here; write the file uncompressed (pyarrow: compression=None)`);
   }
 

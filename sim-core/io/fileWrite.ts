@@ -54,18 +54,19 @@ export function setWriteIo(replacement?: Partial<WriteIo>): void {
  * run that dies after hours of set-up says what to fix; `code` is the errno name for programs.
  */
 export class FileWriteError extends Error {
+  readonly path: string;
+  readonly bytes?: number;
+  readonly written?: number;
   readonly code: string | undefined;
 
-  constructor(
-    readonly path: string,
-    cause: unknown,
-    readonly bytes?: number,
-    readonly written?: number,
-  ) {
+  constructor(path: string, cause: unknown, bytes?: number, written?: number) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     const amount =
       bytes === undefined ? '' : written === undefined ? ` (${bytes} bytes)` : ` (${written} of ${bytes} bytes written)`;
     super(`cannot write ${path}: ${reason}${amount}`, { cause });
+    this.path = path;
+    this.bytes = bytes;
+    this.written = written;
     this.name = 'FileWriteError';
     this.code = (cause as NodeJS.ErrnoException | undefined)?.code;
   }
@@ -156,16 +157,17 @@ async function writeAllAtLater(file: FileHandle, parts: readonly Uint8Array[], p
 
 /** The writes that put `parts` in a file: batches of at most MAX_IOV buffers and io.maxBytesPerCall bytes, going on after short writes. */
 class Batches {
+  private readonly parts: readonly Uint8Array[];
+  readonly path: string;
   readonly total: number;
   done = 0;
   readonly batch: Uint8Array[] = [];
   private bytes = 0;
   private i = 0; // first part not yet written whole
   private skip = 0; // bytes of parts[i] already written
-  constructor(
-    private readonly parts: readonly Uint8Array[],
-    readonly path: string,
-  ) {
+  constructor(parts: readonly Uint8Array[], path: string) {
+    this.parts = parts;
+    this.path = path;
     this.total = byteLengthOf(parts);
   }
 

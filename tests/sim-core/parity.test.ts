@@ -39,13 +39,15 @@ interface Seen {
 
 /** Runs every call on the inline executor (on copies of the written arrays) and on the pool, and compares. */
 class CheckingExecutor implements Executor {
+  private readonly inline: Executor;
+  private readonly pool: Executor;
   readonly threads = 2;
   readonly seen = new Map<string, Seen>();
   readonly mismatches: string[] = [];
-  constructor(
-    private readonly inline: Executor,
-    private readonly pool: Executor,
-  ) {}
+  constructor(inline: Executor, pool: Executor) {
+    this.inline = inline;
+    this.pool = pool;
+  }
 
   async run<S extends KernelSpec>(k: Kernel<S>, args: CallArgs<S>, rows: number, opts?: RunOptions): Promise<number[][]> {
     const id = `${path.relative(ROOT, fileURLToPath(k.module))}:${k.name}`;

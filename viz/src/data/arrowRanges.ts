@@ -87,8 +87,10 @@ export function memorySource(bytes: Uint8Array): ByteSource {
 // A minimal flatbuffer reader (little-endian; tables, structs, vectors, strings).
 
 class Fb {
+  readonly u8: Uint8Array;
   readonly dv: DataView;
-  constructor(readonly u8: Uint8Array) {
+  constructor(u8: Uint8Array) {
+    this.u8 = u8;
     this.dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   }
   root(): number {

@@ -37,11 +37,10 @@ export interface Columns {
 }
 
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    url: string,
-  ) {
+  readonly status: number;
+  constructor(status: number, url: string) {
     super(`${url}: HTTP ${status}`);
+    this.status = status;
   }
 }
 

@@ -58,6 +58,7 @@ export function valueAt(s: Pick<Series, 'x' | 'y'>, at: number): number {
 }
 
 export class LineChart {
+  readonly o: ChartOptions;
   readonly root: HTMLElement;
   private readonly svg: Selection<SVGSVGElement, unknown, null, undefined>;
   private readonly legend: HTMLUListElement;
@@ -76,10 +77,8 @@ export class LineChart {
   private moving = false;
   private x: ((v: number) => number) & { invert(v: number): number } = scaleLinear();
 
-  constructor(
-    parent: HTMLElement,
-    readonly o: ChartOptions,
-  ) {
+  constructor(parent: HTMLElement, o: ChartOptions) {
+    this.o = o;
     this.root = document.createElement('figure');
     this.root.className = 'chart';
     const cap = document.createElement('figcaption');
