@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// socsim command-line entry. Node 20 cannot run TypeScript by itself: register tsx, then load the CLI.
-import { register } from 'tsx/esm/api';
+// socsim command-line entry: runs the compiled CLI in dist/ (`npm run build` writes it in a
+// checkout; the package ships it).
+import { existsSync } from 'node:fs';
 
-// The two large plain-JavaScript dependencies every run loads (apache-arrow: ~150 modules; zod:
-// ~100) are imported before tsx's loader hooks are registered, so their modules do not each pass
-// through the hooks (about 0.4 s of every start-up); later imports find them loaded.
-await Promise.all([import('apache-arrow'), import('zod')]);
-register();
-const { main } = await import('../runner/cli.ts');
+const cli = new URL('../dist/runner/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  process.stderr.write('socsim: the compiled code (dist/) is missing; in a checkout run npm run build (npm install does it)\n');
+  process.exit(1);
+}
+const { main } = await import(cli.href);
 const code = await main(process.argv);
 // Worker pools are closed by the runner; exit explicitly so a stray handle cannot keep us alive.
 process.exit(code);

@@ -17,8 +17,7 @@
  * chronological ranker over every followee's newest posts, with every feed slot in-network and no
  * out-of-network source.
  */
-import { custom, defineExperiment, type RunView } from '../runner/defineExperiment.ts';
-import { diffusionPatterns, readPostColumns, type DiffusionPatterns } from '../runner/diffusionPatterns.ts';
+import { custom, defineExperiment, diffusionPatterns, readPostColumns, type DiffusionPatterns, type RunView } from 'socsim';
 
 // Every outcome reads the same patterns: compute them once per run directory.
 const cache = new Map<string, DiffusionPatterns>();

@@ -11,7 +11,7 @@
  *
  *   npx socsim experiment experiments/fact-check-timing.ts --out runs/fact-check-timing --jobs 2
  */
-import { defineExperiment, rows } from '../runner/defineExperiment.ts';
+import { defineExperiment, rows } from 'socsim';
 
 const inject = { kind: 'inject', hour: 0, count: 30, stance: 0, veracity: 'false', novelty: 1.2, tag: 'rumour' };
 const labelAt = (hour: number) => ({ interventions: [inject, { kind: 'label', hour, posts: { tag: 'rumour' } }] });

@@ -15,7 +15,7 @@
  *
  *   npx socsim experiment experiments/herding.ts --out runs/herding --jobs 2
  */
-import { defineExperiment, rows } from '../runner/defineExperiment.ts';
+import { defineExperiment, rows } from 'socsim';
 
 const original = (r: Record<string, unknown>) => r.kind === 'original' && r.group !== '';
 

@@ -22,7 +22,7 @@
  *
  *   npx socsim experiment experiments/misinformation.ts --out runs/misinformation --jobs 2
  */
-import { defineExperiment, rows } from '../runner/defineExperiment.ts';
+import { defineExperiment, rows } from 'socsim';
 
 const stories = (veracity: 'true' | 'false', novelty: number) => ({
   interventions: [{ kind: 'inject', hour: 0, count: 30, stance: 0, veracity, novelty, tag: 'stories' }],

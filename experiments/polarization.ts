@@ -11,7 +11,7 @@
  *
  *   npx socsim experiment experiments/polarization.ts --out runs/polarization --jobs 2
  */
-import { defineExperiment, metric } from '../runner/defineExperiment.ts';
+import { defineExperiment, metric } from 'socsim';
 
 export default defineExperiment({
   name: 'polarization',

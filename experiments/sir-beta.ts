@@ -4,7 +4,7 @@
  *
  *   npx socsim experiment experiments/sir-beta.ts --out runs/sir-beta --jobs 2
  */
-import { custom, defineExperiment, metric, rows } from '../runner/defineExperiment.ts';
+import { custom, defineExperiment, metric, rows } from 'socsim';
 
 export default defineExperiment({
   name: 'sir-beta',

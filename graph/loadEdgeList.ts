@@ -54,7 +54,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
-import { InputError } from '../sim-core/errors.ts';
+import { InputError, isInputError } from '../sim-core/errors.ts';
 import type { DenseEdges } from './cleanEdges.ts';
 import { HARD_MAX_EDGES, I32_MAX, oneLine, unreadable, type IdsMode, type ReadConfig } from './edgeErrors.ts';
 import { readArrowEdges } from './readArrowEdges.ts';
@@ -179,7 +179,7 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
     headLen = readSync(fd, head, 0, 8, 0);
   } catch (err) {
     closeSync(fd);
-    if (err instanceof InputError) throw err;
+    if (isInputError(err)) throw err;
     throw unreadable(path, err);
   }
   const magic = head.toString('latin1', 0, headLen);

@@ -24,6 +24,7 @@ import { GpuExecutor } from '../sim-core/gpu/executor.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { prepareFloor, removeFloor, runFloor, type Floor } from './benchFloor.ts';
 import { TimedExecutor } from './timedExecutor.ts';
+import { BIN, MODULE_EXT } from './packageInfo.ts';
 
 export interface BenchResult {
   name: string;
@@ -177,6 +178,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
   }
   if (!o.json) process.stdout.write(`machine: ${JSON.stringify({ ...machineInfo(), ...(gpu ? { adapter: gpu.adapter } : {}) })}\n`);
 
+  // CLI start: the whole `socsim --help` and `socsim --version` process, from spawn to exit.
+  for (const flag of ['help', 'version']) if (want(`cli-start-${flag}`)) say(summarise(`cli-start-${flag}`, 's', cliStart(`--${flag}`, Math.max(o.runs, 5))));
+
   const buildName = `build-${L}-50m`;
   if (want(buildName) || want('bytes-per')) {
     const exec = createExecutor(2);
@@ -312,6 +316,18 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
   return results;
 }
 
+/** Wall seconds of `socsim FLAG` as a new process, `runs` times after one unmeasured start. */
+function cliStart(flag: string, runs: number): number[] {
+  const out: number[] = [];
+  for (let r = -1; r < runs; r++) {
+    const t0 = performance.now();
+    const p = spawnSync(process.execPath, [BIN, flag], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (p.status !== 0) throw new Error(`socsim ${flag} exited ${p.status}: ${p.stderr}`);
+    if (r >= 0) out.push((performance.now() - t0) / 1000);
+  }
+  return out;
+}
+
 const EXPERIMENT_NAME = 'experiment-throughput-100k-48h-2arms-2seeds-j2-t1';
 
 /**
@@ -321,7 +337,7 @@ const EXPERIMENT_NAME = 'experiment-throughput-100k-48h-2arms-2seeds-j2-t1';
  */
 function experimentThroughput(runs: number): number[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-exp-'));
-  const api = fileURLToPath(new URL('./defineExperiment.ts', import.meta.url));
+  const api = fileURLToPath(new URL(`./defineExperiment${MODULE_EXT}`, import.meta.url));
   const file = path.join(dir, 'throughput.mts');
   fs.writeFileSync(
     file,
@@ -330,12 +346,11 @@ function experimentThroughput(runs: number): number[] {
       `arms: { feed10: { platform: { feedSize: 10 } }, feed20: { platform: { feedSize: 20 } } }, seeds: 2, ` +
       `defaults: { agents: 100000, hours: 48 }, outcomes: { active: metric('active_users').mean() } });\n`,
   );
-  const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
   const out: number[] = [];
   try {
     for (let r = 0; r < runs; r++) {
       const t0 = performance.now();
-      const p = spawnSync(process.execPath, [bin, 'experiment', file, '--out', path.join(dir, `exp-${r}`), '--jobs', '2', '--threads', '1', '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+      const p = spawnSync(process.execPath, [BIN, 'experiment', file, '--out', path.join(dir, `exp-${r}`), '--jobs', '2', '--threads', '1', '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
       if (p.status !== 0) throw new Error(`experiment bench failed: ${p.stderr}`);
       out.push(4 / ((performance.now() - t0) / 3_600_000));
       fs.rmSync(path.join(dir, `exp-${r}`), { recursive: true, force: true });
@@ -373,8 +388,7 @@ async function archetypeOverhead(agents: number, label: string): Promise<BenchRe
   const port = (server.address() as { port: number }).port;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-llm-'));
   try {
-    const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
-    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', '8', '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', 'platform.startHour=10', '--llm', 'openai', '--llm-base-url', `http://127.0.0.1:${port}/v1`, '--llm-every', '1', '--llm-concurrency', '16', '--out', dir];
+      const args = [BIN, 'run', 'social-feed', '--agents', String(agents), '--steps', '8', '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', 'platform.startHour=10', '--llm', 'openai', '--llm-base-url', `http://127.0.0.1:${port}/v1`, '--llm-every', '1', '--llm-concurrency', '16', '--out', dir];
     const child = spawn(process.execPath, args, { env: { ...process.env, SOCSIM_LLM_API_KEY: 'bench' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -409,8 +423,7 @@ function socialRun(agents: number, meanFollowing: number, warm: number, measured
   const steps = warm + measured;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-bench-'));
   try {
-    const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
-    const args = [bin, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--backend', backend, '--out', dir];
+      const args = [BIN, 'run', 'social-feed', '--agents', String(agents), '--steps', String(steps), '--threads', '2', '--snapshot-every', '0', '--quiet', '--set', `graph.meanFollowing=${meanFollowing}`, '--set', 'platform.startHour=10', '--backend', backend, '--out', dir];
     const env = timeKernels ? { ...process.env, SOCSIM_GPU_TIME_KERNELS: '1' } : process.env;
     const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], env });
     if (r.status !== 0) throw new Error(`social-feed bench run failed: ${r.stderr}`);
@@ -472,14 +485,13 @@ function poolRss(runs: number): BenchResult[] {
       "const hwm = () => { try { return Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch { return process.resourceUsage().maxRSS; } };" +
       "process.on('exit', () => writeFileSync(process.env.SOCSIM_BENCH_MAXRSS_FILE, String(hwm() * 1024)));",
   );
-  const bin = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
   const rss: Record<1 | 2, number[]> = { 1: [], 2: [] };
   try {
     for (let r = 0; r < runs; r++) {
       for (const t of [1, 2] as const) {
         const out = path.join(dir, `run-t${t}-${r}`);
         const file = path.join(dir, `maxrss-t${t}-${r}`);
-        const args = ['--import', hook, bin, 'run', 'social-feed', '--agents', '40000', '--steps', '48', '--threads', String(t), '--set', 'platform.rebuildEvery=1', '--snapshot-every', '0', '--quiet', '--out', out];
+        const args = ['--import', hook, BIN, 'run', 'social-feed', '--agents', '40000', '--steps', '48', '--threads', String(t), '--set', 'platform.rebuildEvery=1', '--snapshot-every', '0', '--quiet', '--out', out];
         const p = spawnSync(process.execPath, args, { env: { ...process.env, SOCSIM_BENCH_MAXRSS_FILE: file }, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
         if (p.status !== 0) throw new Error(`pool-rss bench run (--threads ${t}) failed: ${p.stderr}`);
         const bytes = Number(fs.readFileSync(file, 'utf8'));

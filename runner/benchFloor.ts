@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from './packageInfo.ts';
 
 /** The floor's source: `$SOCSIM_FLOORS/csr_voter.c`, else `../shared/floors/` beside the repository. */
 export function floorSource(): string {
-  const dir = process.env.SOCSIM_FLOORS ?? path.resolve(fileURLToPath(new URL('../..', import.meta.url)), 'shared', 'floors');
+  const dir = process.env.SOCSIM_FLOORS ?? path.resolve(PACKAGE_ROOT, '..', 'shared', 'floors');
   return path.join(dir, 'csr_voter.c');
 }
 

@@ -7,13 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { addLlmOptions, backendOption, intFlag, llmRunOptions, numFlag } from './flags.ts';
-import { InputError } from '../sim-core/errors.ts';
+import { InputError, isInputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
 import { mergeParams } from './strictParams.ts';
 import { resumableRun } from './resume.ts';
 import { analysisHints } from './hints.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
+import { PACKAGE_VERSION } from './packageInfo.ts';
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
 export function parseSets(sets: string[]): Record<string, unknown> {
@@ -81,7 +82,7 @@ function isLoopbackHost(h: string): boolean {
 
 /** Starts the dashboard server; a busy port or an address we cannot bind is bad input (exit 2). */
 async function listen(o: Parameters<typeof startServer>[0], thread = false): Promise<DashboardServer> {
-  await ensureDashboardBuilt();
+  ensureDashboardBuilt();
   try {
     return await (thread ? startServerThread(o) : startServer(o));
   } catch (err) {
@@ -92,16 +93,10 @@ async function listen(o: Parameters<typeof startServer>[0], thread = false): Pro
   }
 }
 
-/** Builds viz/dist with vite when it is missing (a fresh clone); vite is a dev dependency. */
-async function ensureDashboardBuilt(): Promise<void> {
-  if (fs.existsSync(path.join(dashboardDir(), 'index.html'))) return;
-  process.stderr.write('building the dashboard (viz/dist) once...\n');
-  try {
-    const { buildDashboard } = await import('../viz/build.ts');
-    await buildDashboard();
-  } catch (err) {
-    throw new InputError(`the dashboard is not built and building it failed (${(err as Error).message}); run npm run build:viz`);
-  }
+/** The dashboard ships prebuilt (dist/dashboard); a checkout gets it from `npm run build`. */
+function ensureDashboardBuilt(): void {
+  const dir = dashboardDir();
+  if (!fs.existsSync(path.join(dir, 'index.html'))) throw new Error(`the dashboard is not built (${dir} has no index.html); in a checkout run npm run build`);
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -161,6 +156,7 @@ const COMMAND_MODULES: Array<{ names: string[]; load: () => Promise<(program: Co
   { names: ['validate'], load: async () => (await import('./validate.ts')).registerValidateCommand },
   { names: ['export', 'query'], load: async () => (await import('./analysisCli.ts')).registerAnalysisCommands },
   { names: ['calibrate'], load: async () => (await import('./calibrateCli.ts')).registerCalibrateCommand },
+  { names: ['init'], load: async () => (await import('./init.ts')).registerInitCommand },
 ];
 /** Commands defined here. */
 const OWN_COMMANDS = ['run', 'serve', 'inspect', 'bench'];
@@ -175,6 +171,7 @@ export async function buildProgram(command?: string): Promise<Command> {
   program
     .name('socsim')
     .description('Million-agent social-media society simulator: columnar agents, classic models, a social platform with feeds, LLM archetypes, Arrow output and a dashboard')
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) })
     .showHelpAfterError('(run with --help for usage)');
@@ -361,7 +358,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
       return 2;
     }
-    if (err instanceof InputError) {
+    if (isInputError(err)) {
       process.stderr.write(`socsim: ${err.message}\n`);
       return 2;
     }

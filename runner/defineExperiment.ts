@@ -15,12 +15,12 @@
  * key, and parameters are checked against the scenario's schema when the experiment is planned.
  */
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { closestKey } from './strictParams.ts';
 import { isOutcome, type Outcome } from './outcomes.ts';
+import { importUserModule } from './importModule.ts';
 
 export { custom, metric, rows, type Outcome, type Row, type RunView } from './outcomes.ts';
 
@@ -128,13 +128,7 @@ function isExperiment(x: unknown): x is Experiment {
 export async function loadExperiment(arg: string): Promise<{ experiment: Experiment; file: string }> {
   const file = path.resolve(arg);
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new InputError(`experiment file ${arg} not found; give the path of a .ts file that exports defineExperiment({...})`);
-  let mod: { default?: unknown };
-  try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
-  } catch (err) {
-    if (err instanceof InputError) throw new InputError(`${arg}: ${err.message}`);
-    throw new InputError(`${arg} could not be loaded: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const mod = (await importUserModule(file, arg)) as { default?: unknown };
   if (!isExperiment(mod.default)) throw new InputError(`${arg} does not export an experiment; export default defineExperiment({...})`);
   return { experiment: mod.default, file };
 }

@@ -15,6 +15,7 @@ import { readRunManifest } from './runDirectory.ts';
 import { describeTarget } from './describe.ts';
 import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, llmRunOptions } from './flags.ts';
 import { llmOptions, setupLlm } from '../llm-archetypes/setup.ts';
+import type { ExperimentRequest } from './api.ts';
 
 /** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
 export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): Shard {
@@ -53,9 +54,8 @@ function outcomeCheck(e: Experiment) {
   };
 }
 
-/** Writes the tables and prints the effects, the files and the serve command. */
-function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: ExperimentJson['runs'][number]) => string, outDir: string, report: ExperimentReport = formatEffects): void {
-  const effects = writeTables(json, e.outcomes, runDir, outDir);
+/** Prints the effects, the files and the serve command of tables written to `outDir`. */
+function printTables(json: ExperimentJson, effects: EffectRow[], outDir: string, report: ExperimentReport = formatEffects): void {
   const where = rel(outDir);
   process.stdout.write(
     report(json, effects, outDir) +
@@ -65,21 +65,7 @@ function finishTables(json: ExperimentJson, e: Experiment, runDir: (r: Experimen
 }
 
 /** The flags of `socsim experiment FILE` (commander's parsed values); `socsim validate` passes its own. */
-export interface ExperimentFlags {
-  out?: string;
-  seeds?: number;
-  /** `--arms a,b`: only these arms (the reference among them). */
-  arms?: string[];
-  jobs?: number;
-  threads?: number;
-  backend?: string;
-  agents?: number;
-  hours?: number;
-  steps?: number;
-  stepSeconds?: number;
-  shard?: string;
-  force?: boolean;
-  quiet?: boolean;
+export interface ExperimentFlags extends ExperimentRequest {
   /** The `--llm*` values (flags.ts), when given. */
   llm?: string;
   [llmOption: string]: string | string[] | number | boolean | undefined;
@@ -88,11 +74,30 @@ export interface ExperimentFlags {
 /** What a finished experiment reports: by default its effects table (formatEffects). */
 export type ExperimentReport = (json: ExperimentJson, effects: EffectRow[], dir: string) => string;
 
+/** What `conductExperiment` did: the runs it ran, skipped or lost, and the effects when it wrote the tables. */
+export interface ExperimentResult {
+  /** The experiment directory (absolute). */
+  dir: string;
+  /** How the user named it (`--out`, else runs/<name>). */
+  label: string;
+  json: ExperimentJson;
+  planned: number;
+  ran: string[];
+  resumed: string[];
+  skipped: string[];
+  failures: Array<{ id: string; message: string }>;
+  interrupted: boolean;
+  shard?: Shard;
+  /** The effects table, when every run is complete and no shard was asked for (the tables are written). */
+  effects?: EffectRow[];
+}
+
 /**
- * Plans, runs and tabulates an experiment file (`socsim experiment FILE`), then prints `report` of
- * its effects and where its files are. llmFlags: the `--llm*` flags every run gets.
+ * Plans, runs and tabulates an experiment file (`socsim experiment FILE`, and the `experiment`
+ * function of the API). llmFlags: the `--llm*` flags every run gets. Prints only the progress bar
+ * (unless `quiet`); the caller reports.
  */
-export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, llmFlags: string[], report: ExperimentReport = formatEffects): Promise<void> {
+export async function conductExperiment(fileArg: string, opts: ExperimentFlags, llmFlags: string[]): Promise<ExperimentResult> {
   if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
   const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
   const { experiment: e, file } = await loadExperiment(fileArg);
@@ -107,7 +112,15 @@ export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, 
   prepareExperimentDir(plan, { dir, label, force: !!opts.force });
   if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
   const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, backend: opts.backend, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
-  const shardText = shard ? ` (shard ${shard.index}/${shard.count})` : '';
+  const result: ExperimentResult = { dir, label, json: plan.json, planned: r.planned, ran: r.ran, resumed: r.resumed, skipped: r.skipped, failures: r.failures, interrupted: r.interrupted, shard };
+  if (!r.interrupted && r.failures.length === 0 && !shard) result.effects = writeTables(plan.json, e.outcomes, (run) => path.join(dir, run.dir), dir);
+  return result;
+}
+
+/** `socsim experiment FILE`: conducts it, then prints what happened, the effects and where the files are. */
+export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, llmFlags: string[], report: ExperimentReport = formatEffects): Promise<void> {
+  const r = await conductExperiment(fileArg, opts, llmFlags);
+  const shardText = r.shard ? ` (shard ${r.shard.index}/${r.shard.count})` : '';
   process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
   if (r.interrupted) {
     process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
@@ -119,11 +132,11 @@ export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, 
     process.exitCode = 1;
     return;
   }
-  if (shard) {
-    process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${label}\n`);
+  if (r.shard) {
+    process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${r.label}\n`);
     return;
   }
-  finishTables(plan.json, e, (run) => path.join(dir, run.dir), dir, report);
+  printTables(r.json, r.effects!, r.dir, report);
 }
 
 export function registerExperimentCommands(program: Command): void {
@@ -183,7 +196,7 @@ export function registerExperimentCommands(program: Command): void {
         fs.mkdirSync(outDir, { recursive: true });
         writeFileAtomic(path.join(outDir, 'experiment.json'), JSON.stringify(json, null, 2) + '\n');
       }
-      finishTables(json, e, (run) => where.get(run.id)!, outDir);
+      printTables(json, writeTables(json, e.outcomes, (run) => where.get(run.id)!, outDir), outDir);
     });
 
   program

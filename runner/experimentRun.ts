@@ -9,13 +9,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
 import { InputError } from '../sim-core/errors.ts';
 import { CHECKPOINT_FILE } from './resume.ts';
 import { effectiveStatus, readRunManifest, writerState, type Manifest } from './runDirectory.ts';
 import { SharedLlmCache } from './sharedLlmCache.ts';
 import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun, type RunCommonOptions } from './experimentPlan.ts';
+import { BIN } from './packageInfo.ts';
 
 /** What running a plan needs: its runs, the scenario argument and the options they share (socsim calibrate builds one per generation). */
 export interface RunnablePlan {
@@ -24,7 +24,6 @@ export interface RunnablePlan {
   runs: PlannedRun[];
 }
 
-const BIN = fileURLToPath(new URL('../bin/socsim.mjs', import.meta.url));
 /** The tables an experiment writes at the top of its directory. */
 export const TABLE_FILES = ['summary.arrow', 'effects.arrow', 'series.arrow'];
 

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Table } from 'apache-arrow';
 import { z } from 'zod';
-import { InputError } from '../sim-core/errors.ts';
+import { InputError, isInputError } from '../sim-core/errors.ts';
 import { readArrowFile } from '../sim-core/io/arrowFile.ts';
 import { readRunManifest, type Manifest } from './runDirectory.ts';
 import { closestKey } from './strictParams.ts';
@@ -44,11 +44,15 @@ export interface Outcome {
   evaluate(run: RunView): OutcomeValue;
 }
 
+/** Marks outcomes, also those made by another copy of socsim (a study's own install). */
+const OUTCOME = Symbol.for('socsim.outcome');
+
 export function isOutcome(x: unknown): x is Outcome {
-  return x instanceof OutcomeImpl;
+  return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[OUTCOME] === true;
 }
 
 class OutcomeImpl implements Outcome {
+  readonly [OUTCOME] = true;
   readonly kind: Outcome['kind'];
   readonly label: string;
   readonly evaluate: (run: RunView) => OutcomeValue;
@@ -303,7 +307,7 @@ export function evaluateOutcome(name: string, o: Outcome, run: RunView, runId: s
     return o.evaluate(run);
   } catch (err) {
     const msg = (err as Error).message;
-    if (err instanceof InputError) throw new InputError(`outcome ${name} on run ${runId}: ${msg}`);
+    if (isInputError(err)) throw new InputError(`outcome ${name} on run ${runId}: ${msg}`);
     throw new Error(`outcome ${name} on run ${runId}: ${msg}`);
   }
 }

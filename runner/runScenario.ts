@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
@@ -24,6 +23,7 @@ import { keysAt, unknownKeyMessage } from './strictParams.ts';
 import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
+import { PACKAGE_VERSION } from './packageInfo.ts';
 import {
   checkRunDirectory,
   MetricsWriter,
@@ -156,7 +156,7 @@ function versions(): Record<string, string> {
   const require = createRequire(import.meta.url);
   const read = (file: string) => (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
   return {
-    socsim: read(fileURLToPath(new URL('../package.json', import.meta.url))),
+    socsim: PACKAGE_VERSION,
     node: process.versions.node,
     // apache-arrow's exports map hides its package.json; find it next to the resolved entry.
     'apache-arrow': read(path.join(path.dirname(require.resolve('apache-arrow')), 'package.json')),

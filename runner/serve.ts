@@ -1,5 +1,5 @@
 /**
- * The dashboard server (`socsim serve`, `socsim run --serve`): the built app (viz/dist), the files of
+ * The dashboard server (`socsim serve`, `socsim run --serve`): the built app (dist/dashboard), the files of
  * one run directory under /run/, read-only, and a server-sent-events stream at /events that tells
  * the page when a step has finished.
  *
@@ -32,24 +32,21 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { DASHBOARD_DIR, MODULE_EXT } from './packageInfo.ts';
 
 export const DEFAULT_PORT = 7070;
 export const DEFAULT_HOST = '127.0.0.1';
 
-/** Where `npm run build:viz` writes the dashboard. */
-export const DEFAULT_APP_DIR = fileURLToPath(new URL('../viz/dist', import.meta.url));
-
-/** The built app to serve: `SOCSIM_DASHBOARD_DIR` when set (tests build into a temporary folder), else viz/dist. */
+/** The built app to serve: `SOCSIM_DASHBOARD_DIR` when set (tests build into a temporary folder), else dist/dashboard. */
 export function dashboardDir(): string {
-  return path.resolve(process.env.SOCSIM_DASHBOARD_DIR || DEFAULT_APP_DIR);
+  return path.resolve(process.env.SOCSIM_DASHBOARD_DIR || DASHBOARD_DIR);
 }
 
 export interface ServerOptions {
   /** The run directory to serve (need not exist yet when `ready` is false). */
   runDir: string;
-  /** The built app (default `dashboardDir()`: viz/dist). */
+  /** The built app (default `dashboardDir()`: dist/dashboard). */
   appDir?: string;
   /** Address to bind (default 127.0.0.1). */
   host?: string;
@@ -456,12 +453,12 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
 }
 
 /**
- * `startServer` on its own worker thread (runner/serveWorker.mjs): the same server, but it keeps
+ * `startServer` on its own worker thread (runner/serveWorker.ts): the same server, but it keeps
  * answering while the calling thread runs a long synchronous step (`socsim run --serve` with
  * `--threads 1`, or a 10M-agent step of several seconds). `publish` and `markReady` are messages.
  */
 export function startServerThread(o: ServerOptions): Promise<DashboardServer> {
-  const worker = new Worker(new URL('./serveWorker.mjs', import.meta.url), { workerData: o });
+  const worker = new Worker(new URL(`./serveWorker${MODULE_EXT}`, import.meta.url), { workerData: o });
   let clients = 0;
   let closed: (() => void) | undefined;
   return new Promise((resolve, reject) => {

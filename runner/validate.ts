@@ -19,8 +19,9 @@ import { runExperimentFile } from './experimentCli.ts';
 import { backendOption, intFlag, numFlag } from './flags.ts';
 import { writeFileAtomic } from './experimentRun.ts';
 import { DELAY_HORIZON_HOURS } from './diffusionPatterns.ts';
+import { MODULE_EXT } from './packageInfo.ts';
 
-export const VALIDATE_EXPERIMENT = fileURLToPath(new URL('../experiments/diffusion-facts.ts', import.meta.url));
+export const VALIDATE_EXPERIMENT = fileURLToPath(new URL(`../experiments/diffusion-facts${MODULE_EXT}`, import.meta.url));
 
 /** How a measured value is checked against the published one. */
 type Check = 'share' | 'atLeast' | 'atMost' | 'none';

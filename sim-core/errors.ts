@@ -6,6 +6,14 @@ export class InputError extends Error {
   override name = 'InputError';
 }
 
+/**
+ * Whether `err` is an InputError, also one made by another copy of socsim (a study's own install
+ * loaded by a CLI installed elsewhere), which `instanceof` would miss.
+ */
+export function isInputError(err: unknown): err is InputError {
+  return err instanceof Error && err.name === 'InputError';
+}
+
 /** Throws an InputError with `message` unless `condition` holds. */
 export function ensureInput(condition: unknown, message: string): asserts condition {
   if (!condition) throw new InputError(message);

@@ -25,6 +25,8 @@ import { checkArgs, type AnyKernel } from './kernel.ts';
 import { chunkRanges, kernelArgs, kernelRanges, sumPartials, type Executor, type RunOptions } from './exec.ts';
 import { releaseMemory, type TypedArray } from './table.ts';
 
+/** The workers' entry, in the language this module runs in: workerMain.ts from the sources (Node strips the types), workerMain.js when compiled. */
+const WORKER_ENTRY = new URL(`./workerMain${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 /**
  * How long the calling thread watches a busy worker's finished word before it yields to the event
@@ -153,7 +155,7 @@ export class PoolExecutor implements Executor {
   private start(index: number): PoolWorker {
     const { port1, port2 } = new MessageChannel();
     const setup: WorkerSetup = { control: this.control.buffer as SharedArrayBuffer, index, port: port2 };
-    const worker = new Worker(new URL('./worker.mjs', import.meta.url), { workerData: setup, transferList: [port2] });
+    const worker = new Worker(WORKER_ENTRY, { workerData: setup, transferList: [port2] });
     worker.unref();
     const w: PoolWorker = { worker, port: port1, posted: 0, inFlight: 0, known: new Set(), forget: [], inbox: new Map() };
     // A run waiting on this worker's finished word is woken, finds `dead` and fails.

@@ -42,8 +42,6 @@ describe('layout', () => {
       for (const file of sources(path.join(ROOT, folder))) {
         for (const target of importsOf(file)) {
           const t = top(target);
-          // runner/cli.ts builds the dashboard on first use (viz/build.ts): a build tool, not the app.
-          if (folder === 'runner' && target === path.join('viz', 'build.ts')) continue;
           if (t === 'package.json' || t === 'bin') continue;
           const r = LAYERS.indexOf(t);
           if (r < 0 || r > rank) bad.push(`${path.relative(ROOT, file)} -> ${target}`);

@@ -3,7 +3,8 @@
 # network: this Node's linux-x64 binary from its npm package, the production dependencies this
 # run needs (not DuckDB or parquet-wasm, loaded only by `query` and `export`; Dawn's linux-x64
 # binary only), the Vulkan loader and glvnd (Debian amd64 packages: NVIDIA's Vulkan driver needs
-# libGLdispatch), and the C floor of the voter benchmark when ../shared/floors exists.
+# libGLdispatch), the compiled code (dist/, which git ignores), and the C floor of the voter
+# benchmark when ../shared/floors exists.
 # Run from the repository root after `npm ci`; then carry .gpu with the working tree and run
 # deploy/gpu/check.sh there. About 36 MB.
 set -eu
@@ -19,6 +20,7 @@ npm ls --omit=dev --parseable --all 2>/dev/null | sed "s|^$PWD/||" | grep '^node
   | grep -v -E '^node_modules/(@duckdb|parquet-wasm)|^node_modules/webgpu$' > .gpu/modules.txt
 printf '%s\n' node_modules/webgpu/package.json node_modules/webgpu/index.js node_modules/webgpu/dist/linux-x64 >> .gpu/modules.txt
 tar cf - -T .gpu/modules.txt | xz -9 -T0 > .gpu/nm.tar.xz
+npm run build >/dev/null && tar cf - dist | xz -9 -T0 > .gpu/dist.tar.xz
 o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64'
 (cd .gpu/gl && apt-get $o download libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2 2>&1 | grep -v unsandboxed || true)
 [ -f ../shared/floors/csr_voter.c ] && mkdir -p .gpu/floors && cp ../shared/floors/* .gpu/floors/

@@ -37,6 +37,8 @@ if ! command -v node >/dev/null && [ -f "$G/node.xz" ]; then
   mkdir -p /tmp/socsim-node && xz -dc "$G/node.xz" > /tmp/socsim-node/node && chmod +x /tmp/socsim-node/node && export PATH=/tmp/socsim-node:$PATH
 fi
 [ -d node_modules/apache-arrow ] || [ ! -f "$G/nm.tar.xz" ] || tar xJf "$G/nm.tar.xz"
+[ -f dist/runner/cli.js ] || [ ! -f "$G/dist.tar.xz" ] || tar xJf "$G/dist.tar.xz"
+[ -f dist/runner/cli.js ] || { log "dist/ is missing: npm run build (or deploy/gpu/bundle.sh) here, and carry it"; exit 1; }
 [ -d "$G/floors" ] && export SOCSIM_FLOORS=$G/floors
 log "node $(node --version); $(nproc) cores; $(free -g | awk '/Mem/{print $2}') GiB"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -97,9 +99,9 @@ kernels)
 steady)
   n=$((10000000 / S)); r=/tmp/socsim-steady; rm -rf $r $r-cpu "$OUT"/steady-*
   st=${STEADY_STEPS:-56}; stop=$((st - 7))
-  hostsplit() { FROM_STEP=$1 node --import tsx "$D/hostsplit.mts" "${@:2}"; }
+  hostsplit() { FROM_STEP=$1 node "$D/hostsplit.mts" "${@:2}"; }
   log "social-feed $(lab $n) (default graph) from 10:00 on webgpu, stopped after step $stop"
-  FROM_STEP=$((stop - 6)) node --import tsx "$D/hostsplit.mts" run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
+  FROM_STEP=$((stop - 6)) node "$D/hostsplit.mts" run social-feed --agents $n --steps $st --threads "$(nproc)" --backend webgpu --snapshot-every 0 --checkpoint-every 1000 --set platform.startHour=10 --out $r > "$OUT/steady-first.out" 2> "$OUT/steady-first.err" &
   pid=$!
   until grep -qs "^step $stop/" "$OUT/steady-first.err" || ! kill -0 $pid 2>/dev/null; do sleep 0.5; done
   kill -TERM $pid; wait $pid

@@ -5,7 +5,7 @@
 // then reading back), read-backs; on the cpu backend each kernel's wall time. A diagnostic: it
 // wraps the executors' and the residency's methods, private ones included, so it follows their
 // names (a method renamed there drops out of the split silently).
-//   FROM_STEP=48 node --import tsx deploy/gpu/hostsplit.mts run social-feed ...
+//   FROM_STEP=48 node deploy/gpu/hostsplit.mts run social-feed ...
 import { GpuExecutor } from '../../sim-core/gpu/executor.ts';
 import { Residency } from '../../sim-core/gpu/residency.ts';
 import { ReadBuffers } from '../../sim-core/gpu/readBuffers.ts';

@@ -32,7 +32,7 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { Footer } from 'apache-arrow/ipc/metadata/file';
-import { InputError } from '../errors.ts';
+import { InputError, isInputError } from '../errors.ts';
 
 /** Reads a whole Arrow IPC file (file or stream format) into an apache-arrow Table. */
 export function readArrowFile(path: string): Table {
@@ -90,7 +90,7 @@ function messageAt(f: ArrowFileReader, at: number): (WalkedMessage & { next: num
   try {
     message = Message.decode(f.read(at + prefix, metaLength));
   } catch (err) {
-    if (err instanceof InputError) throw err;
+    if (isInputError(err)) throw err;
     throw new InputError(`${f.path}: unreadable Arrow message at byte ${at} (${(err as Error).message}); is it an Arrow IPC file?`);
   }
   const bodyAt = at + prefix + metaLength;

@@ -166,7 +166,7 @@ describe('socsim experiment', () => {
 });
 
 describe('bad experiment files and parameters', () => {
-  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const api = path.join(ROOT, 'dist/index.js'); // the public entry, compiled, as a study imports it
   const write = (name: string, body: string) => {
     const f = path.join(tmp, name.replace(/\.ts$/, '.mts'));
     fs.writeFileSync(f, `import { defineExperiment, metric } from ${JSON.stringify(api)};\nexport default defineExperiment({ name: 'bad', description: 'x', scenario: 'sir', ${body} });\n`);
@@ -215,7 +215,7 @@ describe('bad experiment files and parameters', () => {
 });
 
 describe('grids and failing runs', () => {
-  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const api = path.join(ROOT, 'dist/index.js'); // the public entry, compiled, as a study imports it
   const file = path.join(tmp, 'grid.mts');
   fs.writeFileSync(
     file,
@@ -283,7 +283,7 @@ describe('the sir-beta example', () => {
 });
 
 describe('reference group', () => {
-  const api = path.join(ROOT, 'runner/defineExperiment.ts');
+  const api = path.join(ROOT, 'dist/index.js'); // the public entry, compiled, as a study imports it
   const file = path.join(tmp, 'groups.mts');
   // Per run, group a = seed and group b = seed^2, so b - a over seeds 1, 2, 3 is 0, 2, 6.
   fs.writeFileSync(

@@ -16,7 +16,7 @@ const out = fakeServerSuite('socsim-llm-exp-', (s) => (server = s));
 
 describe('experiments with LLM archetypes', () => {
   it('runs share one response cache: the second arm is served from it', async () => {
-    const api = path.join(ROOT, 'runner/defineExperiment.ts');
+    const api = path.join(ROOT, 'dist/index.js'); // the public entry, compiled, as a study imports it
     const file = out('llm.mts');
     fs.writeFileSync(
       file,

@@ -49,7 +49,7 @@ try {
       const probe = await page.evaluate(() => (window as unknown as { __socsim: Probe }).__socsim);
       if (probe.errors.length) throw new Error(probe.errors.join('\n'));
       // Scrub to step 0 (another snapshot): time until its histogram and network colours are drawn.
-      // (A string, not a function: tsx would wrap named inner functions in a helper the page lacks.)
+      // (A string, not a function: a transform may wrap named inner functions in a helper the page lacks.)
       const scrub = (await page.evaluate(`new Promise((resolve) => {
         const t0 = performance.now();
         const input = document.querySelector('#step');

@@ -1,5 +1,5 @@
 /**
- * Writes viz/dashboard.png, the picture in the README: builds the dashboard (viz/dist), runs a small
+ * Writes viz/dashboard.png, the picture in the README: builds the dashboard (dist/dashboard), runs a small
  * social-feed scenario (or takes a run directory, or an experiment directory), serves it, and
  * photographs the whole page once the network layout has settled.
  *
@@ -28,7 +28,7 @@ let runDir = args[0] ? path.resolve(args[0]) : undefined;
 let tmp: string | undefined;
 
 const { ms } = await buildDashboard();
-process.stdout.write(`built viz/dist in ${(ms / 1000).toFixed(2)} s\n`);
+process.stdout.write(`built dist/dashboard in ${(ms / 1000).toFixed(2)} s\n`);
 if (!runDir) {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-shot-'));
   runDir = path.join(tmp, 'run');

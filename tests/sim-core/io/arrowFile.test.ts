@@ -420,7 +420,7 @@ describe('ArrowFileAppender', () => {
       }
     `);
     const KILL_AFTER = 5;
-    const child = spawn(process.execPath, ['--import', 'tsx', script, path], {
+    const child = spawn(process.execPath, [script, path], {
       cwd: resolve(import.meta.dirname, '../..'),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

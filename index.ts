@@ -1,0 +1,34 @@
+/**
+ * socsim's public API: what a study's scenario and experiment files, and scripts that drive
+ * socsim, import from 'socsim'. Everything not exported here is internal and may change between
+ * versions; everything here follows semantic versioning.
+ */
+
+// Experiments: arms x seeds of one scenario, and the outcomes measured on every run.
+export { defineExperiment, type Experiment, type ExperimentInput } from './runner/defineExperiment.ts';
+export { custom, metric, rows, type MetricOutcomes, type Outcome, type OutcomeValue, type Row, type RowsSpec, type RunView } from './runner/outcomes.ts';
+export { diffusionPatterns, readPostColumns, type DiffusionPatterns, type PatternOptions, type PostColumns } from './runner/diffusionPatterns.ts';
+
+// Scenarios: parameters, default size, and the set-up that builds agents, graph and phases.
+export { defineScenario, type Scenario, type ScenarioWorld, type SetupContext } from './runner/defineScenario.ts';
+export { classicScenario } from './scenarios/classic.ts';
+export { independentCascade, linearThreshold, sir, type SeedOptions } from './models/cascade.ts';
+export { deffuant, degroot, hegselmannKrause, opinionStats, voter } from './models/opinion.ts';
+export { seedSpec, type SeedStrategy } from './models/seeds.ts';
+export { buildSociety, graphSpec, type GraphSpec } from './population/buildSociety.ts';
+export type { MetricType, Phase, StepContext, World } from './sim-core/phase.ts';
+/** Kernels: a study's own heavy loops, run by the worker pool over the shared columns. */
+export { kernel, kernelList, type Kernel, type KernelSpec } from './sim-core/kernel.ts';
+/** The zod that socsim's schemas are made with: scenario parameters must use this one. */
+export { z } from 'zod';
+
+// The social platform's configuration and interventions (scenario `social-feed`).
+export type { SocialConfig } from './platform/state.ts';
+export type { AgentSelector, Intervention, PostSelector } from './platform/interventions.ts';
+
+// Running from code.
+export { experiment, run, type ExperimentDone, type ExperimentRequest, type RunDone, type RunRequest } from './runner/api.ts';
+export type { Manifest } from './runner/runDirectory.ts';
+export type { EffectRow } from './runner/experimentTables.ts';
+export type { BackendName } from './sim-core/backend.ts';
+export { InputError } from './sim-core/errors.ts';
