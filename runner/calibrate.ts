@@ -142,9 +142,18 @@ function seedNoise(e: Evaluation, target: Target, matches: Match[]): number {
 const runIdOf = (ev: number, seed: number) => `e${String(ev).padStart(4, '0')}-s${seed}`;
 
 /** Removes everything but manifest.json and metrics.arrow from a finished evaluation run. */
+/**
+ * Keeps only a run's manifest and metrics. Shards sharing DIR prune the same runs at the same
+ * time: each leaves the others' temporary manifest writes alone and writes its own under a name
+ * of its own (writeFileAtomic), with the same content.
+ */
 function prune(runDir: string): void {
   if (!fs.existsSync(runDir)) return;
-  for (const f of fs.readdirSync(runDir)) if (f !== 'manifest.json' && f !== 'metrics.arrow') fs.rmSync(path.join(runDir, f), { recursive: true, force: true });
+  for (const f of fs.readdirSync(runDir)) if (f !== 'manifest.json' && f !== 'metrics.arrow' && !/^manifest\.json\..*\.tmp$/.test(f)) fs.rmSync(path.join(runDir, f), { recursive: true, force: true });
+  // The completion record now lists what is kept, so a re-run still counts the run as done.
+  const m = readRunManifest(runDir);
+  const kept = m?.file_bytes?.['metrics.arrow'];
+  if (kept !== undefined && Object.keys(m!.file_bytes!).length > 1) writeFileAtomic(path.join(runDir, 'manifest.json'), JSON.stringify({ ...m, file_bytes: { 'metrics.arrow': kept } }, null, 2) + '\n');
 }
 
 function writeTables(dir: string, cal: CalibrationJson, evals: Evaluation[]): void {
@@ -203,7 +212,7 @@ async function barrier(plan: RunnablePlan, o: CalibrateOptions, say: (line: stri
       const waiting = plan.runs.filter((r) => {
         const m = readRunManifest(path.join(o.dir, r.dir));
         if (m && effectiveStatus(m) === 'failed') throw new Error(`run ${r.id} (another shard's) failed: ${m.error ?? 'see its manifest'}; fix the cause and start the shards again`);
-        return !runComplete(m, r, plan);
+        return !runComplete(m, r, plan, path.join(o.dir, r.dir));
       });
       if (waiting.length === 0) return true;
       if (stop) return false;

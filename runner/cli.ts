@@ -230,6 +230,12 @@ export async function buildProgram(command?: string): Promise<Command> {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // A run started by `socsim experiment` has an IPC channel to it (experimentRun.ts runChild):
+      // when that process ends, however it ends, the channel closes and the run stops as on Ctrl-C.
+      if (process.channel) {
+        process.channel.unref();
+        process.on('disconnect', onSignal);
+      }
       const progress = opts.quiet ? undefined : (await import('./progress.ts')).createProgress(process.stderr);
       // --serve: the dashboard follows the run; run files answer 503 until the first step is done
       // and graph.arrow is written (runScenario's onReady).

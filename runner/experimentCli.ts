@@ -16,6 +16,7 @@ import { describeTarget } from './describe.ts';
 import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, llmRunOptions } from './flags.ts';
 import { llmOptions, setupLlm } from '../llm-archetypes/setup.ts';
 import type { ExperimentRequest } from './api.ts';
+import { LOCK_ENTRY, lockDirectory } from './dirLock.ts';
 
 /** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
 export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): Shard {
@@ -109,6 +110,16 @@ export async function conductExperiment(fileArg: string, opts: ExperimentFlags, 
   const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, arms: opts.arms, agents: opts.agents, hours: opts.hours, steps: opts.steps, stepSeconds: opts.stepSeconds, llm: llmFlags });
   const label = opts.out ?? path.join('runs', e.name);
   const dir = path.resolve(label);
+  // Shards share a directory by design (shared lock); a whole experiment has it to itself.
+  const lock = lockDirectory(dir, { mode: shard ? 'shared' : 'exclusive', label, what: `socsim experiment ${fileArg}${shard ? ` --shard ${shard.index}/${shard.count}` : ''}` });
+  try {
+    return await conductLocked(e, plan, dir, label, shard, opts);
+  } finally {
+    lock.release();
+  }
+}
+
+async function conductLocked(e: Experiment, plan: Plan, dir: string, label: string, shard: Shard | undefined, opts: ExperimentFlags): Promise<ExperimentResult> {
   prepareExperimentDir(plan, { dir, label, force: !!opts.force });
   if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
   const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, backend: opts.backend, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
@@ -183,20 +194,24 @@ export function registerExperimentCommands(program: Command): void {
       const where = new Map<string, string>();
       const missing: PlannedRun[] = [];
       for (const run of plan.runs) {
-        const d = dirs.find((x) => runComplete(readRunManifest(path.join(x, run.dir)), run, plan));
+        const d = dirs.find((x) => runComplete(readRunManifest(path.join(x, run.dir)), run, plan, path.join(x, run.dir)));
         if (d) where.set(run.id, path.join(d, run.dir));
         else missing.push(run);
       }
       if (missing.length > 0) throw new InputError(missingMessage(missing, dirs, dirArgs, json));
       const outDir = path.resolve(opts.out ?? dirArgs[0]);
+      const lock = lockDirectory(outDir, { label: opts.out ?? dirArgs[0], what: `socsim experiment merge ${dirArgs.join(' ')}` });
+      try {
       if (!dirs.includes(outDir)) {
         const there = fs.existsSync(outDir) ? readExperimentJson(outDir) : undefined;
         if (there && !samePlan(there, json)) throw new InputError(`${opts.out} holds another plan; choose another --out`);
-        if (!there && fs.existsSync(outDir) && fs.readdirSync(outDir).length > 0) throw new InputError(`${opts.out} is not empty and holds no experiment.json; choose a new or empty directory with --out`);
-        fs.mkdirSync(outDir, { recursive: true });
+        if (!there && fs.readdirSync(outDir).some((f) => !LOCK_ENTRY.test(f))) throw new InputError(`${opts.out} is not empty and holds no experiment.json; choose a new or empty directory with --out`);
         writeFileAtomic(path.join(outDir, 'experiment.json'), JSON.stringify(json, null, 2) + '\n');
       }
       printTables(json, writeTables(json, e.outcomes, (run) => where.get(run.id)!, outDir), outDir);
+      } finally {
+        lock.release();
+      }
     });
 
   program

@@ -12,7 +12,9 @@ import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { InputError } from '../sim-core/errors.ts';
 import { CHECKPOINT_FILE } from './resume.ts';
-import { effectiveStatus, readRunManifest, writerState, type Manifest } from './runDirectory.ts';
+import { effectiveStatus, readRunManifest, runFilesDamage, writerState, type Manifest } from './runDirectory.ts';
+import { describeHolder, LOCK_ENTRY, readHolder } from './dirLock.ts';
+import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
 import { SharedLlmCache } from './sharedLlmCache.ts';
 import { planFile, readExperimentJson, samePlan, type Plan, type PlannedRun, type RunCommonOptions } from './experimentPlan.ts';
 import { BIN } from './packageInfo.ts';
@@ -88,9 +90,9 @@ export function canonical(v: unknown): string {
   );
 }
 
-/** Whether the run in `dir` is the planned run, completed. */
-export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, plan: RunnablePlan): boolean {
-  return !!m && m.status === 'completed' && sameRun(m, run, plan);
+/** Whether the run in `dir` is the planned run, completed, its files as its completion record says. */
+export function runComplete(m: Partial<Manifest> | undefined, run: PlannedRun, plan: RunnablePlan, dir: string): boolean {
+  return !!m && m.status === 'completed' && sameRun(m, run, plan) && runFilesDamage(dir, m) === undefined;
 }
 
 function sameRun(m: Partial<Manifest>, run: PlannedRun, plan: RunnablePlan): boolean {
@@ -107,7 +109,7 @@ export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' |
   if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new InputError(`${label} is not a directory; choose another --out`);
   const old = fs.existsSync(dir) ? readExperimentJson(dir) : undefined;
   // Another shard on a shared volume may be writing this very plan: its files are no obstacle.
-  const foreign = !old && fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => !EXPERIMENT_ENTRY.test(f)) : undefined;
+  const foreign = !old && fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => !EXPERIMENT_ENTRY.test(f) && !LOCK_ENTRY.test(f)) : undefined;
   if (foreign !== undefined) {
     throw new InputError(`${label} is not empty (${foreign}) and holds no experiment.json; choose a new or empty directory with --out`);
   }
@@ -118,7 +120,7 @@ export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' |
   if (differs && !o.force) {
     throw new InputError(`${label} holds another plan (experiment ${old!.name}, ${old!.runs.length} runs; arms, grid, seeds, options or parameters differ); pass --force to replace it, or choose another --out`);
   }
-  fs.mkdirSync(dir, { recursive: true });
+  makeDirectory(dir, label);
   if (old && o.force) {
     // Only what an experiment writes: its tables and the plan files of the old plan.
     for (const t of TABLE_FILES) fs.rmSync(path.join(dir, t), { force: true });
@@ -126,12 +128,12 @@ export function prepareExperimentDir(plan: Plan, o: Pick<ExecuteOptions, 'dir' |
     for (const r of old.runs) if (/^[A-Za-z0-9._=-]+$/.test(r.id)) fs.rmSync(planFile(dir, r.id), { force: true });
   }
   writeFileAtomic(path.join(dir, 'experiment.json'), json(plan.json));
-  fs.mkdirSync(path.join(dir, 'plans'), { recursive: true });
+  makeDirectory(path.join(dir, 'plans'));
   for (const r of plan.runs) {
     const f = planFile(dir, r.id);
     if (!fs.existsSync(f) || fs.readFileSync(f, 'utf8') !== json(r.overrides)) writeFileAtomic(f, json(r.overrides));
   }
-  fs.mkdirSync(path.join(dir, 'runs'), { recursive: true });
+  makeDirectory(path.join(dir, 'runs'));
 }
 
 /** The runs of a shard: plan index = i mod N. */
@@ -139,16 +141,17 @@ export function shardRuns(runs: readonly PlannedRun[], shard?: Shard): PlannedRu
   return shard ? runs.filter((r) => r.index % shard.count === shard.index) : [...runs];
 }
 
-type Action = { kind: 'skip' } | { kind: 'resume' } | { kind: 'fresh' } | { kind: 'busy'; why: string };
+type Action = { kind: 'skip' } | { kind: 'resume' } | { kind: 'fresh'; redo?: string } | { kind: 'busy'; why: string };
 
 function actionFor(run: PlannedRun, plan: RunnablePlan, dir: string, force: boolean): Action {
   const runDir = path.join(dir, run.dir);
   const m = readRunManifest(runDir);
+  if (writerState(m ?? {}, runDir) === 'alive') return { kind: 'busy', why: `run ${run.id} is being written by ${describeHolder(readHolder(runDir))}; wait for it or stop it` };
   if (!m) return { kind: 'fresh' };
-  const status = effectiveStatus(m);
-  if (status === 'running' && writerState(m) === 'alive') return { kind: 'busy', why: `run ${run.id} is being written by process ${m.pid}; wait for it or stop it` };
+  const status = effectiveStatus(m, runDir);
   if (force) return { kind: 'fresh' };
-  if (runComplete(m, run, plan)) return { kind: 'skip' };
+  if (runComplete(m, run, plan, runDir)) return { kind: 'skip' };
+  if (status === 'completed' && sameRun(m, run, plan)) return { kind: 'fresh', redo: runFilesDamage(runDir, m) };
   if (status !== 'completed' && m.checkpoint && fs.existsSync(path.join(runDir, CHECKPOINT_FILE)) && sameRun(m, run, plan)) return { kind: 'resume' };
   return { kind: 'fresh' };
 }
@@ -165,10 +168,16 @@ function childArgs(run: PlannedRun, plan: RunnablePlan, o: ExecuteOptions, actio
   ];
 }
 
-/** Runs one child; resolves to an error message (the last lines of its stderr) or undefined. */
+/**
+ * Runs one child; resolves to an error message (the last lines of its stderr) or undefined. The
+ * child gets an IPC channel only so that it notices when this process ends, however it ends (the
+ * channel closes): it then stops at its next step boundary, resumable, instead of writing on as an
+ * orphan (runner/cli.ts).
+ */
 function runChild(args: string[], children: Set<ReturnType<typeof spawn>>): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    child.channel?.unref();
     children.add(child);
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -224,6 +233,7 @@ export async function executePlan(plan: RunnablePlan, o: ExecuteOptions): Promis
     o.validate!(run, path.join(o.dir, run.dir));
   };
   for (const { run, action } of actions) {
+    if (action.kind === 'fresh' && action.redo) process.stderr.write(`run ${run.id} is marked completed but ${action.redo}; running it again\n`);
     if (action.kind === 'skip') {
       result.skipped.push(run.id);
       validate(run);

@@ -13,10 +13,10 @@ function describeArrow(file: string): string {
 
 /** The status, with what a reader can do about it: a dead "running" run was interrupted. */
 function statusLine(m: Manifest, dir: string): string {
-  const status = effectiveStatus(m);
+  const status = effectiveStatus(m, dir);
   let line = status + (m.error ? `: ${m.error}` : '');
   if (m.status === 'running' && status === 'interrupted') line += ` (process ${m.pid} is gone)`;
-  else if (m.status === 'running' && writerState(m) === 'unknown' && m.host) line += ` (on ${m.host}, process ${m.pid ?? '?'}; cannot check from here)`;
+  else if (m.status === 'running' && writerState(m, dir) === 'unknown' && m.host) line += ` (on ${m.host}, process ${m.pid ?? '?'}; cannot check from here)`;
   if (status === 'interrupted' || status === 'failed') {
     line += m.checkpoint ? `; resume from step ${m.checkpoint.step} with: socsim run --resume ${dir}` : '; no checkpoint to resume from';
   }

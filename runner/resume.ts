@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../sim-core/errors.ts';
 import { readRunManifest, writerState, type Manifest } from './runDirectory.ts';
+import { describeHolder, readHolder } from './dirLock.ts';
 
 export const CHECKPOINT_FILE = 'checkpoint.bin';
 
@@ -43,14 +44,18 @@ export class CheckpointPolicy {
   }
 }
 
-/** What a resume needs from the run directory, checked: the manifest and the checkpoint file. */
-export function resumableRun(dir: string, label = dir): { manifest: Manifest; checkpoint: string } {
+/**
+ * What a resume needs from the run directory, checked: the manifest and the checkpoint file.
+ * `locked`: the caller holds the directory's lock, so no other writer can be alive.
+ */
+export function resumableRun(dir: string, label = dir, locked = false): { manifest: Manifest; checkpoint: string } {
   const m = readRunManifest(dir);
   if (!m) throw new InputError(`--resume ${label}: not a socsim run directory (no socsim manifest.json)`);
   if (!m.invocation) throw new InputError(`--resume ${label}: the run was written by a socsim without resume support; start it again`);
   if (m.status === 'completed') throw new InputError(`--resume ${label}: the run is complete (${m.steps_completed} steps); nothing to resume`);
-  if (m.status === 'running' && writerState(m) !== 'gone') {
-    const where = writerState(m) === 'alive' ? `process ${m.pid} is still running it` : `it may still be running on ${m.host ?? 'another host'} (process ${m.pid ?? '?'})`;
+  const writer = locked ? 'gone' : writerState(m, dir);
+  if (m.status === 'running' && writer !== 'gone') {
+    const where = writer === 'alive' ? `${describeHolder(readHolder(dir) ?? (m.pid !== undefined ? { pid: m.pid, host: m.host ?? '?', started_at: m.started_at ?? '?', command: 'socsim run' } : undefined))} is still running it` : `it may still be running on ${m.host ?? 'another host'} (process ${m.pid ?? '?'})`;
     throw new InputError(`--resume ${label}: ${where}; stop it first`);
   }
   const checkpoint = path.join(dir, CHECKPOINT_FILE);

@@ -13,6 +13,8 @@ import type { EdgeFileRecord } from '../graph/loadEdgeList.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { MetricType, World } from '../sim-core/phase.ts';
 import type { Table } from '../sim-core/table.ts';
+import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
+import { directoryBusy, LOCK_ENTRY } from './dirLock.ts';
 
 export type RunStatus = 'running' | 'completed' | 'interrupted' | 'failed';
 
@@ -61,6 +63,12 @@ export interface Manifest {
   /** The process writing the run, so `inspect` and `--resume` can tell a dead run from a live one. */
   pid?: number;
   host?: string;
+  /**
+   * The completion record: the size of every file the run wrote, written with status
+   * "completed", so a re-run of an experiment counts the run as done only when its files are
+   * all there as written (runFilesIntact).
+   */
+  file_bytes?: Record<string, number>;
   /** What `socsim run --resume` needs to set the same run up again (see runner/resume.ts). */
   invocation?: Invocation;
   /** The last checkpoint: the step after which it was taken and its file. */
@@ -132,21 +140,54 @@ export function readRunManifest(dir: string): Partial<Manifest> | undefined {
   }
 }
 
-/** Whether the process that wrote a run is alive: 'gone', 'alive', or 'unknown' (another host, no pid). */
-export function writerState(m: Partial<Manifest>): 'gone' | 'alive' | 'unknown' {
+/** Linux: a process that has exited but is not yet reaped (a zombie) is gone, though signal 0 reaches it. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the process that writes a run is alive: 'gone', 'alive', or 'unknown'. With `dir`, the
+ * directory's lock decides (dirLock.ts: held exactly as long as its writer lives, on any host that
+ * shares the file system); without a lock file (a run from before locks), the recorded pid on this
+ * host does, an exited but unreaped process counting as gone.
+ */
+export function writerState(m: Partial<Manifest>, dir?: string): 'gone' | 'alive' | 'unknown' {
+  const busy = dir === undefined ? undefined : directoryBusy(dir);
+  if (busy !== undefined) return busy ? 'alive' : 'gone';
   if (m.pid === undefined || m.host !== os.hostname()) return 'unknown';
   try {
     process.kill(m.pid, 0);
-    return 'alive';
+    return zombie(m.pid) ? 'gone' : 'alive';
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'alive' : 'gone';
   }
 }
 
-/** The status a reader should report: a "running" run whose process is gone was interrupted. */
-export function effectiveStatus(m: Partial<Manifest>): string {
-  if (m.status === 'running' && writerState(m) === 'gone') return 'interrupted';
+/** The status a reader should report: a "running" run whose writer is gone was interrupted. */
+export function effectiveStatus(m: Partial<Manifest>, dir?: string): string {
+  if (m.status === 'running' && writerState(m, dir) === 'gone') return 'interrupted';
   return m.status ?? 'unknown';
+}
+
+/** The sizes of the named files of a run directory (its completion record). */
+export function fileSizes(dir: string, names: readonly string[]): Record<string, number> {
+  return Object.fromEntries(names.map((n) => [n, fs.statSync(path.join(dir, n)).size]));
+}
+
+/** Why a completed run's files are not as its completion record says (undefined: they are). */
+export function runFilesDamage(dir: string, m: Partial<Manifest>): string | undefined {
+  if (!m.file_bytes) return 'it has no completion record (a run from an older socsim)';
+  for (const [name, bytes] of Object.entries(m.file_bytes)) {
+    const st = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (!st) return `${name} is missing`;
+    if (st.size !== bytes) return `${name} has ${st.size} bytes, the run wrote ${bytes}`;
+  }
+  return undefined;
 }
 
 /**
@@ -164,13 +205,13 @@ export function checkRunDirectory(dir: string, o: RunDirectoryOptions = {}): Par
     throw err;
   }
   if (!st.isDirectory()) throw new InputError(`${label} is not a directory; choose a new or empty directory with --out DIR`);
-  if (fs.readdirSync(dir).length === 0) return undefined;
+  if (fs.readdirSync(dir).every((f) => LOCK_ENTRY.test(f))) return undefined;
   const m = readRunManifest(dir);
   if (!m) {
     throw new InputError(`${label} is not empty and is not a socsim run directory (no socsim manifest.json); choose a new or empty directory with --out DIR`);
   }
   if (!o.force) {
-    const status = effectiveStatus(m);
+    const status = effectiveStatus(m, dir);
     const resume = status === 'interrupted' || status === 'failed' ? `continue it with --resume ${label}, ` : '';
     throw new InputError(`${label} already holds a socsim run (${m.scenario?.name ?? 'unknown scenario'}, ${status}); ${resume}pass --force to replace it, or choose another directory with --out DIR`);
   }
@@ -195,7 +236,7 @@ function removeFile(file: string): void {
  */
 export function prepareRunDirectory(dir: string, o: RunDirectoryOptions = {}): void {
   const old = checkRunDirectory(dir, o);
-  fs.mkdirSync(dir, { recursive: true });
+  makeDirectory(dir, o.label);
   const agents = path.join(dir, 'agents');
   if (old) {
     const names = new Set(RUN_FILES);
@@ -213,7 +254,7 @@ export function prepareRunDirectory(dir: string, o: RunDirectoryOptions = {}): v
     for (const n of names) for (const x of [n, `${n}.tmp`]) removeFile(path.join(dir, x));
     for (const n of snapshots) removeFile(path.join(agents, n));
   }
-  fs.mkdirSync(agents, { recursive: true });
+  makeDirectory(agents, path.join(o.label ?? dir, 'agents'));
 }
 
 /** Column data for every snapshot column of the agent table, plus the row index `agent`. */

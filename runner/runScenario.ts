@@ -24,8 +24,10 @@ import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import { PACKAGE_VERSION } from './packageInfo.ts';
+import { describeHolder, lockDirectory } from './dirLock.ts';
 import {
   checkRunDirectory,
+  fileSizes,
   MetricsWriter,
   prepareRunDirectory,
   snapshotColumns,
@@ -194,9 +196,25 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const snapshotEvery = o.snapshotEvery ?? scenario.defaults.snapshotEvery ?? 0;
   const outLabel = o.out ?? path.join('runs', scenario.name);
   const dir = path.resolve(outLabel);
-  const resuming = o.resume ? resumableRun(dir, outLabel) : undefined;
-  // Refuse a directory we may not write into before building anything (again when preparing it).
-  if (!resuming) checkRunDirectory(dir, { force: o.force, label: outLabel });
+  // Refuse a directory we may not write into before creating or locking anything (again when
+  // preparing it, under the lock).
+  if (!o.resume) checkRunDirectory(dir, { force: o.force, label: outLabel });
+  // One writer per run directory, from here to the end of the run (dirLock.ts).
+  const lock = lockDirectory(dir, { label: outLabel, what: `socsim run ${o.resume ? `--resume ${outLabel}` : scenario.name}` });
+  if (lock.tookOverFrom) log(`${outLabel}: its last writer, ${describeHolder(lock.tookOverFrom)}, is gone; taking the directory over`);
+  let released = false;
+  const release = () => {
+    if (!released) lock.release();
+    released = true;
+  };
+  try {
+    return await runLocked();
+  } finally {
+    release();
+  }
+
+  async function runLocked(): Promise<RunResult> {
+  const resuming = o.resume ? resumableRun(dir, outLabel, true) : undefined;
 
   // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
   const llmParsed = llmOptions.safeParse(o.llm ?? {});
@@ -299,6 +317,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     }
     manifest.status = status;
     if (error) manifest.error = error;
+    if (status === 'completed') {
+      const f = manifest.files;
+      manifest.file_bytes = fileSizes(dir, [f.metrics, f.graph, ...(f.graph_end ? [f.graph_end] : []), ...(f.other ?? []), ...f.agents]);
+    }
     manifest.finished_at = new Date().toISOString();
     manifest.peak_rss_bytes = Math.max(peakRss, process.memoryUsage().rss, peakResidentBytes());
     if (prepared) writeJsonAtomic(manifestFile, manifest);
@@ -552,5 +574,6 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     throw err;
   } finally {
     if (!o.executor) await exec.close();
+  }
   }
 }

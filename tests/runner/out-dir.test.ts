@@ -78,7 +78,7 @@ describe('socsim run --out', () => {
     expect(m2.steps_requested).toBe(1);
     expect(m2.started_at).not.toBe(m1.started_at);
     // The old run's later snapshots are gone; what the user put there is not.
-    expect(listing(dir)).toEqual(['agents', 'agents/README', 'agents/step-000000.arrow', 'agents/step-000001.arrow', 'graph.arrow', 'manifest.json', 'metrics.arrow', 'notes.md']);
+    expect(listing(dir)).toEqual(['.socsim.lock', 'agents', 'agents/README', 'agents/step-000000.arrow', 'agents/step-000001.arrow', 'graph.arrow', 'manifest.json', 'metrics.arrow', 'notes.md']);
     expect(fs.readFileSync(path.join(dir, 'notes.md'), 'utf8')).toBe('my notes on this run');
   });
 
