@@ -9,8 +9,11 @@ export default defineConfig({
   },
   test: {
     include: ['tests/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Tests bound work, not time: a timeout only catches a hang. Ten minutes covers the slowest
+    // test on a loaded 2-core machine with the software GPU driver several times over; a test that
+    // waits on a child process polls for what it waits for, with its own budget.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     // Integration tests spawn the CLI and worker pools; two cores, so keep files in two forks.
     pool: 'forks',
     maxWorkers: 2,

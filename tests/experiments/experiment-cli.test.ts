@@ -93,7 +93,7 @@ describe('socsim experiment', () => {
     expect(series.schema.fields.map((f) => f.name)).toEqual(['arm', 'metric', 'step', 'n', 'mean', 'ci_low', 'ci_high']);
     const s = series.toArray().filter((r) => r.arm === 'low' && r.metric === 'recovered');
     expect(s.map((r) => r.step)).toEqual([-1, 0, 1, 2, 3, 4, 5]);
-  }, 240_000);
+  });
 
   it('a re-run skips completed runs (files untouched) and finishes a run whose directory was deleted', () => {
     const metrics = path.join(two, 'runs/base-s2/metrics.arrow');
@@ -124,7 +124,7 @@ describe('socsim experiment', () => {
     expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'low,high', ...SMALL]), /--arms must include the reference arm "base"/);
     expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'base,hgih', ...SMALL]), /no arm "hgih"; its arms are base, low, high/);
     expectOneLine(socsim(['experiment', FILE, '--out', path.join(tmp, 'arms-bad'), '--arms', 'base,', ...SMALL]), /--arms expects arm names separated by commas/);
-  }, 120_000);
+  });
 
   it('refuses a directory that holds another plan, in one line', () => {
     expectOneLine(socsim(['experiment', FILE, '--out', two, '--seeds', '3', '--hours', '6', '--quiet']), /another plan.*--force/);

@@ -36,7 +36,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 /** Runs `socsim ARGS` without blocking the event loop; kills it after `timeoutMs`. */
-export function socsim(args: string[], env: NodeJS.ProcessEnv = childEnv({ SOCSIM_LLM_API_KEY: SECRET }), timeoutMs = 60_000): Promise<CliResult> {
+export function socsim(args: string[], env: NodeJS.ProcessEnv = childEnv({ SOCSIM_LLM_API_KEY: SECRET }), timeoutMs = 600_000): Promise<CliResult> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

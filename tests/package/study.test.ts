@@ -116,7 +116,7 @@ describe('the packed package, outside the checkout', () => {
     expect(again.stderr).toMatch(/^socsim: my-study is not empty/);
     writeProject(study, 'my-study');
     ok(sh('npm', ['install', '--offline', '--no-audit', '--no-fund'], study));
-  }, 300_000);
+  });
 
   it('runs the study\'s experiment on its own scenario and writes the effects', () => {
     const out = ok(sh('npx', ['socsim', 'experiment', 'experiments/seeding.ts', '--agents', '3000', '--seeds', '2', '--jobs', '2', '--quiet'], study));
@@ -127,7 +127,7 @@ describe('the packed package, outside the checkout', () => {
     // Seeded at the ten best-connected accounts, the rumour reaches more than from ten random ones.
     expect(reached.diff).toBeGreaterThan(0);
     expect(effects.some((e) => e.outcome === 'reached_share' && e.group === 'left')).toBe(true);
-  }, 300_000);
+  });
 
   it('runs the study\'s scenario and queries its tables', () => {
     ok(sh('npx', ['socsim', 'run', 'scenarios/rumour.ts', '--agents', '3000', '--quiet'], study));
@@ -139,7 +139,7 @@ describe('the packed package, outside the checkout', () => {
     expect(reached).toBeGreaterThan(10);
     const q = ok(sh('npx', ['socsim', 'query', 'runs/rumour', 'select count(*) as n, max(ic_active) as reached from metrics', '--csv'], study));
     expect(q.trim().split('\n')).toEqual(['n,reached', `${metrics.numRows},${reached}`]);
-  }, 300_000);
+  });
 
   it('a study\'s own kernel runs in the worker threads (loaded there from its .ts file), with the same bytes as on one thread', () => {
     fs.writeFileSync(path.join(study, 'scenarios', 'tally.ts'), TALLY);
@@ -153,7 +153,7 @@ describe('the packed package, outside the checkout', () => {
     expect(two.equals(one)).toBe(true);
     const m = tableFromIPC(one);
     expect(m.getChild('heard')!.toArray()).toEqual(m.getChild('ic_active')!.toArray());
-  }, 300_000);
+  });
 
   it('serves the dashboard of the experiment', async () => {
     const child = spawn('npx', ['socsim', 'serve', 'runs/seeding', '--port', '0'], { cwd: study, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -175,7 +175,7 @@ describe('the packed package, outside the checkout', () => {
     } finally {
       child.kill('SIGTERM');
     }
-  }, 120_000);
+  });
 
   it('a study file with an error gets one line naming the file and line, exit 2', () => {
     fs.writeFileSync(path.join(study, 'experiments', 'broken.ts'), "import { defineExperiment } from 'socsim';\n\nexport default defineExperiment({ name: 'broken', description: 'x', scenario: 'sir', arms: { a: {} }, outcomes: {} });\n");
@@ -187,5 +187,5 @@ describe('the packed package, outside the checkout', () => {
     expect(s.status).toBe(2);
     expect(s.stderr).toMatch(/^socsim: scenarios\/typo\.ts:2: SyntaxError: /);
     expect(s.stderr.trim().split('\n')).toHaveLength(1);
-  }, 120_000);
+  });
 });

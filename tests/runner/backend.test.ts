@@ -11,7 +11,7 @@ import { BIN, ROOT, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-backend-');
 const noDriver = { ...process.env, VK_ICD_FILENAMES: '/nonexistent/icd.json', SOCSIM_REQUIRE_GPU: '' };
-const run = (args: string[]) => spawnSync(process.execPath, [BIN, 'run', 'voter', '--agents', '500', '--steps', '2', ...args], { cwd: ROOT, encoding: 'utf8', env: noDriver, timeout: 120_000 });
+const run = (args: string[]) => spawnSync(process.execPath, [BIN, 'run', 'voter', '--agents', '500', '--steps', '2', ...args], { cwd: ROOT, encoding: 'utf8', env: noDriver, timeout: 600_000 });
 
 describe.runIf(process.platform === 'linux')('--backend without a GPU driver', () => {
   it('webgpu: exit 2 with one line saying why and what to use instead; nothing is written', () => {

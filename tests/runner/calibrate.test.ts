@@ -38,7 +38,7 @@ beforeAll(() => {
   const q = socsim(['query', truth, 'select step, infectious from metrics where step >= 0 order by step', '--csv', target]);
   expect(q.code, q.stderr).toBe(0);
   first = socsim(ARGS, undefined, 300_000);
-}, 320_000);
+});
 
 describe('socsim calibrate', () => {
   it('recovers a hidden beta within 10%, with an NRMSE at the seed-noise level', () => {

@@ -12,7 +12,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-cli-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 function socsim(args: string[], opts: { cwd?: string } = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, encoding: 'utf8', timeout: 600_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

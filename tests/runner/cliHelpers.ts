@@ -17,7 +17,7 @@ export function tempDir(prefix: string): string {
 }
 
 /** Runs `socsim ARGS` to completion (in `cwd`, default the repository root), killed after `timeoutMs`. */
-export function socsim(args: string[], cwd = ROOT, timeoutMs = 120_000): { code: number | null; stdout: string; stderr: string } {
+export function socsim(args: string[], cwd = ROOT, timeoutMs = 600_000): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: timeoutMs });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

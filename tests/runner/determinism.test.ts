@@ -21,10 +21,6 @@ import { USER_CHUNK } from '../../platform/state.ts';
 import { socsim, tempDir } from './cliHelpers.ts';
 
 const THREADS = [1, 2, 4];
-// Per-test limits, not expectations: each test is three child runs, and on the shared 2-core CI
-// machine the social-feed trio can take ~45 s, near vitest.config.ts's 60 s default.
-const SOCIAL_TIMEOUT_MS = 240_000;
-const CLASSIC_TIMEOUT_MS = 120_000;
 const tmp = tempDir('socsim-determinism-');
 
 const arrowFiles = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.arrow')).sort();
@@ -55,7 +51,7 @@ function expectSameFilesAcrossThreads(name: string, args: string[]): { dir: stri
 }
 
 describe('byte-identical output with 1, 2 and 4 threads over several chunks', () => {
-  it('social-feed: 140,000 agents, 4 steps from 10:00, follow rebuilds, events and snapshots', { timeout: SOCIAL_TIMEOUT_MS }, () => {
+  it('social-feed: 140,000 agents, 4 steps from 10:00, follow rebuilds, events and snapshots', () => {
     const agents = 140_000;
     expect(Math.ceil(agents / CHUNK_ROWS)).toBeGreaterThanOrEqual(3);
     // From 10:00 about 11% of users are active (~16k, 8 user chunks); rebuildEvery=2 folds the
@@ -97,7 +93,7 @@ describe('byte-identical output with 1, 2 and 4 threads over several chunks', ()
     ['deffuant', ['--set', 'scheme=synchronous']],
   ];
   for (const [model, extra] of classic) {
-    it(`${[model, ...extra.filter((a) => a !== '--set')].join(' ')}: 150,000 agents, 4 steps, snapshots every 2`, { timeout: CLASSIC_TIMEOUT_MS }, () => {
+    it(`${[model, ...extra.filter((a) => a !== '--set')].join(' ')}: 150,000 agents, 4 steps, snapshots every 2`, () => {
       const agents = 150_000;
       expect(Math.ceil(agents / CHUNK_ROWS)).toBeGreaterThanOrEqual(3);
       const { dir, files } = expectSameFilesAcrossThreads([model, ...extra.filter((a) => a !== '--set')].join('-').replace(/[^a-z0-9-]/gi, '_'), [

@@ -58,7 +58,7 @@ describe('socsim run --resume', () => {
       expect(socsim(['inspect', dir]).stdout).toContain(`resumed    from step ${m.resumed[0].from_step}`);
       expect(fs.existsSync(path.join(dir, 'checkpoint.bin'))).toBe(false);
       expect(socsim(['run', '--resume', dir]).stderr).toMatch(/the run is complete \(14 steps\); nothing to resume/);
-    }, 120_000);
+    });
   }
 
   it('sir stopped with Ctrl-C on 2 threads resumes on 1 thread to identical files', async () => {
@@ -76,7 +76,7 @@ describe('socsim run --resume', () => {
     const after = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect([after.threads, after.backend]).toEqual([1, 'cpu']);
     expect(after.resumed).toMatchObject([{ from_step: m.checkpoint.step, threads: 1, backend: 'cpu' }]);
-  }, 120_000);
+  });
 
   it('social-feed with a follow rebuild every 2 steps, stopped with Ctrl-C, resumes from a checkpoint holding the new following rows only, taking them instead of generating a graph', async () => {
     // The story comes after the checkpoint, from 2,000 hubs of set-up's graph: chosen among the
@@ -107,7 +107,7 @@ describe('socsim run --resume', () => {
     expectSameFiles(ref, dir);
     const manifest = (d: string) => JSON.parse(fs.readFileSync(path.join(d, 'manifest.json'), 'utf8'));
     expect(manifest(dir).edges).toBe(manifest(ref).edges);
-  }, 120_000);
+  });
 
   it('refuses what it cannot resume, with the reason (exit 2)', async () => {
     const dir = path.join(tmp, 'social-refuse');
@@ -125,7 +125,7 @@ describe('socsim run --resume', () => {
     r = socsim(['run', '--resume', path.join(tmp, 'nowhere')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not a socsim run directory/);
-  }, 120_000);
+  });
 
   it('LLM runs: a killed replay resumes byte for byte (archetypes and llm-cache.jsonl too); a killed live run resumes against its server', async () => {
     const server = await startFakeServer((req) => ok(personaReply(req.persona)));
@@ -162,7 +162,7 @@ describe('socsim run --resume', () => {
     } finally {
       await server.close();
     }
-  }, 180_000);
+  });
 
   it('a checkpoint that cannot be written does not stop the run; the manifest says why', () => {
     const dir = path.join(tmp, 'ckpt-fail');

@@ -157,14 +157,14 @@ describe('bad options are input errors that name the field', () => {
     const bin = fileURLToPath(new URL('../../bin/socsim.mjs', import.meta.url));
     const file = path.join(tmp, 'bad-opinions.txt');
     fs.writeFileSync(file, '0.5\n0.25\n1.5\n');
-    const r = spawnSync(process.execPath, [bin, 'run', 'deffuant', '--agents', '10', '--set', 'initial.kind=file', '--set', `initial.path=${file}`, '--out', path.join(tmp, 'cli-file'), '--quiet'], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [bin, 'run', 'deffuant', '--agents', '10', '--set', 'initial.kind=file', '--set', `initial.path=${file}`, '--out', path.join(tmp, 'cli-file'), '--quiet'], { encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([`socsim: initial opinions file ${file} line 3: 1.5 is outside [-1, 1]`]);
   });
 
   it('the CLI exits 2 with the field named', () => {
     const bin = fileURLToPath(new URL('../../bin/socsim.mjs', import.meta.url));
-    const r = spawnSync(process.execPath, [bin, 'run', 'independent-cascade', '--set', 'seedCount=5', '--set', 'seedFraction=0.1', '--out', path.join(tmp, 'cli')], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [bin, 'run', 'independent-cascade', '--set', 'seedCount=5', '--set', 'seedFraction=0.1', '--out', path.join(tmp, 'cli')], { encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/parameter seedFraction: give seedCount or seedFraction, not both/);
   });

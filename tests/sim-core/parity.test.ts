@@ -141,7 +141,7 @@ describe('kernel parity: inline and worker pool', () => {
       const social = name === 'social-feed';
       await runScenario(scenario, { agents: AGENTS, steps: social ? 2 : 3, seed: 5, out: path.join(tmp, name), executor: check, snapshotEvery: 0 });
       expect(check.mismatches).toEqual([]);
-    }, 120_000);
+    });
   }
 
   it('social-feed with LLM archetypes (local chat-completions server)', async () => {
@@ -157,7 +157,7 @@ describe('kernel parity: inline and worker pool', () => {
       llm: { provider: 'openai', baseURL: server.baseURL, every: 1 },
     });
     expect(check.mismatches).toEqual([]);
-  }, 120_000);
+  });
 
   it('kernels no scenario calls, on direct inputs', async () => {
     const n = 200_003;

@@ -154,7 +154,7 @@ beforeAll(async () => {
   browser = b;
   expect(real.code, real.stderr).toBe(0);
   server = await startServer({ runDir: EXP, appDir, port: 0, watchMs: 100 });
-}, 120_000);
+});
 
 afterAll(async () => {
   await server?.close();
@@ -164,7 +164,7 @@ afterAll(async () => {
 
 async function open(page: Page, url: string): Promise<void> {
   await page.goto(url);
-  await page.waitForSelector('html[data-ready=true]', { timeout: 30_000 });
+  await page.waitForSelector('html[data-ready=true]', { timeout: 120_000 });
 }
 /**
  * Console errors other than 404s: the page asks for manifest.json before experiment.json, and for
@@ -248,7 +248,7 @@ describe('dashboard on an experiment directory', () => {
     expect(await page.textContent(`#exp-runs tr[data-run="${runId('down', 20, 2)}"] td.status`)).toBe('not started');
     browser.errors.length = 0;
     await page.click(`#exp-runs tr[data-run="${REAL}"] a`);
-    await page.waitForSelector('html[data-ready=true]', { timeout: 30_000 });
+    await page.waitForSelector('html[data-ready=true]', { timeout: 120_000 });
     expect(new URL(page.url()).searchParams.get('run')).toBe(`runs/${REAL}`);
     expect(await page.textContent('[data-field="scenario"]')).toBe('social-feed');
     expect(await page.textContent('[data-field="agents"]')).toBe('2,000');

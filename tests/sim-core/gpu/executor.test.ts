@@ -627,7 +627,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
 
   it('socsim experiment --backend webgpu runs every run on the GPU backend', () => {
     const out = path.join(tmp, 'exp');
-    const r = spawnSync(process.execPath, [BIN, 'experiment', 'experiments/sir-beta.ts', '--agents', '1000', '--seeds', '1', '--steps', '3', '--backend', 'webgpu', '--out', out, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [BIN, 'experiment', 'experiments/sir-beta.ts', '--agents', '1000', '--seeds', '1', '--steps', '3', '--backend', 'webgpu', '--out', out, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(0);
     const runs = fs.readdirSync(path.join(out, 'runs'));
     expect(runs.length).toBe(3);
@@ -636,7 +636,7 @@ describe.skipIf(!gpu)(`webgpu executor (${gpu?.adapter})`, () => {
 
   it('socsim bench --backend webgpu: the social step, the bytes each kernel moved and each GPU kernel timed', () => {
     const args = [BIN, 'bench', '--backend', 'webgpu', '--agents', '3000', '--runs', '1', '--json', '--only', 'social-step-3k-webgpu,social-kernel'];
-    const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(0);
     const byName = new Map((JSON.parse(r.stdout).results as Array<{ name: string; median: number; runs: number }>).map((x) => [x.name, x]));
     expect(byName.get('social-step-3k-webgpu')?.runs).toBe(24);

@@ -40,7 +40,7 @@ describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, 
     const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect(m.resumed).toHaveLength(1);
     for (const k of ['recommend', 'act', 'exposure']) expect(m.kernel_calls.webgpu[k], k).toBeGreaterThan(0);
-  }, 240_000);
+  });
 
   // A checkpoint holds what each backend keeps (on webgpu the feed's base scores as a column of
   // their own, recsys/records.ts), and a run may resume on the other backend.
@@ -54,5 +54,5 @@ describe.skipIf(!gpu)(`socsim run --backend webgpu --resume (${gpu?.adapter})`, 
     const r = socsim(['run', '--resume', dir, '--backend', then, '--threads', '2', '--quiet']);
     expect(r.code).toBe(0);
     expectSameFiles(reference(), dir);
-  }, 240_000);
+  });
 });
