@@ -4,7 +4,7 @@
  * The CSV has a header with a `step` column and one column per matched metric (`--match`), nothing
  * else; one row per step (whole numbers, each once), every cell a finite number. Blank lines and
  * lines starting with `#` are skipped. Any deviation is an InputError naming the file, the line
- * and the fix.
+ * and the fix; a message that quotes the file has its control characters escaped (escapeControls).
  *
  * NRMSE of a simulated series y against the target t over the target's steps:
  *   sqrt(mean_s (y_s - t_s)^2) / (max_s t_s - min_s t_s)
@@ -12,7 +12,7 @@
  * scale, depth and breadth). Several matched columns combine as the weighted mean of their NRMSEs.
  */
 import fs from 'node:fs';
-import { InputError } from '../sim-core/errors.ts';
+import { InputError, escapeControls } from '../sim-core/errors.ts';
 
 export interface Match {
   column: string;
@@ -37,6 +37,9 @@ export function parseMatch(raw: string): Match {
 
 const splitCsv = (line: string) => line.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1'));
 
+/** The InputError for a message about the target file's content, which it may quote. */
+const badTarget = (message: string) => new InputError(escapeControls(message));
+
 /** Reads and checks the target file against the matched columns. */
 export function readTarget(file: string, matches: Match[]): Target {
   let text: string;
@@ -51,32 +54,32 @@ export function readTarget(file: string, matches: Match[]): Target {
   const wanted = ['step', ...matches.map((m) => m.column)];
   const seen = new Set<string>();
   for (const h of header) {
-    if (seen.has(h)) throw new InputError(`${file} line ${lines[0].no}: column ${h} appears twice`);
+    if (seen.has(h)) throw badTarget(`${file} line ${lines[0].no}: column ${h} appears twice`);
     seen.add(h);
-    if (!wanted.includes(h)) throw new InputError(`${file} line ${lines[0].no}: column ${h} is not matched; add --match ${h} or remove the column (expected ${wanted.join(',')})`);
+    if (!wanted.includes(h)) throw badTarget(`${file} line ${lines[0].no}: column ${h} is not matched; add --match ${h} or remove the column (expected ${wanted.join(',')})`);
   }
-  for (const w of wanted) if (!seen.has(w)) throw new InputError(`${file} line ${lines[0].no}: no column ${w}; the header must be ${wanted.join(',')} (in any order)`);
+  for (const w of wanted) if (!seen.has(w)) throw badTarget(`${file} line ${lines[0].no}: no column ${w}; the header must be ${wanted.join(',')} (in any order)`);
   const steps: number[] = [];
   const values: Record<string, number[]> = Object.fromEntries(matches.map((m) => [m.column, []]));
   const stepSeen = new Set<number>();
   for (const { l, no } of lines.slice(1)) {
     const cells = splitCsv(l);
-    if (cells.length !== header.length) throw new InputError(`${file} line ${no}: ${cells.length} cells, the header has ${header.length}`);
+    if (cells.length !== header.length) throw badTarget(`${file} line ${no}: ${cells.length} cells, the header has ${header.length}`);
     cells.forEach((c, j) => {
       const v = c === '' ? NaN : Number(c);
-      if (!Number.isFinite(v)) throw new InputError(`${file} line ${no}: column ${header[j]} is "${c}", not a finite number`);
+      if (!Number.isFinite(v)) throw badTarget(`${file} line ${no}: column ${header[j]} is "${c}", not a finite number`);
       if (header[j] === 'step') {
-        if (!Number.isInteger(v)) throw new InputError(`${file} line ${no}: step ${c} is not a whole number`);
-        if (stepSeen.has(v)) throw new InputError(`${file} line ${no}: step ${v} appears twice`);
+        if (!Number.isInteger(v)) throw badTarget(`${file} line ${no}: step ${c} is not a whole number`);
+        if (stepSeen.has(v)) throw badTarget(`${file} line ${no}: step ${v} appears twice`);
         stepSeen.add(v);
         steps.push(v);
       } else values[header[j]].push(v);
     });
   }
-  if (steps.length < 2) throw new InputError(`${file}: ${steps.length} data rows; a calibration needs at least 2 steps`);
+  if (steps.length < 2) throw badTarget(`${file}: ${steps.length} data rows; a calibration needs at least 2 steps`);
   for (const m of matches) {
     const v = values[m.column];
-    if (Math.max(...v) === Math.min(...v)) throw new InputError(`${file}: column ${m.column} is constant, so its NRMSE (RMSE / range) is undefined; match a column that varies`);
+    if (Math.max(...v) === Math.min(...v)) throw badTarget(`${file}: column ${m.column} is constant, so its NRMSE (RMSE / range) is undefined; match a column that varies`);
   }
   return { file, steps, values };
 }

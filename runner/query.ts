@@ -8,16 +8,22 @@
  * is, several (agent snapshots, the runs of an experiment) as a `UNION ALL BY NAME` with their
  * `step` and `run` key columns.
  *
+ * The SQL is read-only and reaches only those tables (queryAccess.ts): a statement that would write
+ * a file or read one past them is refused, as bad input.
+ *
  * Output: an aligned text table of the first `maxRows` rows, or every row as CSV (stdout or a file)
- * or Parquet (a file), written by DuckDB's COPY. A SQL error is bad input (exit 2, one line).
+ * or Parquet (a file), written by DuckDB's COPY into the temporary directory and moved from there to
+ * the file by socsim. A SQL error, a refused statement and empty SQL are bad input (exit 2, one
+ * line, control characters escaped: DuckDB's messages quote the SQL).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { InputError } from '../sim-core/errors.ts';
+import { InputError, escapeControls, isInputError } from '../sim-core/errors.ts';
 import { listTables, type RunTable } from './runTables.ts';
 import { parquetPath, writeParquetFiles } from './parquetExport.ts';
+import { accessRefusal, lockDown, lockedConfig, prepareQuery } from './queryAccess.ts';
 
 export const DUCKDB_INSTALL = 'npm install @duckdb/node-api';
 
@@ -83,40 +89,68 @@ export function formatTable(names: string[], rows: unknown[][], numeric: boolean
 
 const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/;
 
+/**
+ * Moves socsim's result file `from` (in the temporary directory) to the user's `to`, named in
+ * messages as `flag`; across file systems, a copy.
+ */
+function deliver(from: string, to: string, flag: string): void {
+  const cannot = (err: unknown) => new InputError(`${flag} ${to}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  try {
+    fs.renameSync(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw cannot(err);
+    try {
+      fs.copyFileSync(from, to);
+    } catch (err2) {
+      throw cannot(err2);
+    }
+  }
+}
+
 /** Runs `sql` over the tables of `dirArg` and writes the result. */
 export async function runQuery(dirArg: string, sql: string, o: QueryOptions = {}): Promise<void> {
   if (o.csv !== undefined && o.parquet !== undefined) throw new InputError('give --csv or --parquet, not both');
+  if (/^[\s;]*$/.test(sql)) throw new InputError('no SQL statement given; socsim query runs one, e.g. socsim query DIR "select * from metrics"');
   const write = o.write ?? ((s: string) => process.stdout.write(s));
   const dir = path.resolve(dirArg);
   const { tables } = listTables(dir, dirArg);
+  const names = tables.map((t) => t.name);
   const { DuckDBInstance } = await duckdb();
   const only = tablesNamed(sql, tables);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-query-'));
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await DuckDBInstance.create(':memory:', lockedConfig(tmp));
   let conn: DuckDBConnection | undefined;
   try {
     await writeParquetFiles(dir, tables, tmp, { only, style: 'scratch', progress: o.progress });
     conn = await instance.connect();
+    await lockDown(conn, tmp);
     for (const t of tables) if (only.has(t.name)) await conn.run(viewSql(t, tmp));
     const body = sql.trim().replace(/;+\s*$/, '');
-    const fail = (err: unknown) => {
-      throw new InputError(`SQL error: ${oneLine((err as Error).message)} (tables: ${tables.map((t) => t.name).join(', ')})`);
+    const fail = (err: unknown): never => {
+      if (isInputError(err)) throw err;
+      const message = (err as Error).message;
+      // node-api reports a text of comments alone (no statement, so no parse error) thus.
+      if (message === 'Error in native callback') throw new InputError('no SQL statement given (only comments); socsim query runs one');
+      throw accessRefusal(message, names) ?? new InputError(escapeControls(`SQL error: ${oneLine(message)} (tables: ${names.join(', ')})`));
     };
     const statements = await conn.extractStatements(body).catch(fail);
-    if (statements!.count !== 1) throw new InputError(`socsim query runs one SQL statement; got ${statements!.count}`);
+    if (statements.count !== 1) throw new InputError(`socsim query runs one SQL statement; got ${statements.count}`);
+    const prepared = await prepareQuery(conn, statements, body, names).catch(fail);
     if (o.csv !== undefined || o.parquet !== undefined) {
-      const target = o.csv === '-' ? path.join(tmp, 'out.csv') : path.resolve((o.csv ?? o.parquet)!);
+      const result = path.join(tmp, o.csv !== undefined ? '.result.csv' : '.result.parquet');
       const format = o.csv !== undefined ? 'FORMAT csv, HEADER true' : 'FORMAT parquet, COMPRESSION zstd';
-      // FROM (...) also takes SHOW and DESCRIBE, which COPY (...) alone does not.
-      await conn.run(`COPY (FROM (${body})) TO ${literal(target)} (${format})`).catch(fail);
-      if (o.csv === '-') write(fs.readFileSync(target, 'utf8'));
+      // FROM (...) also takes SHOW and DESCRIBE, which COPY (...) alone does not; the line break
+      // ends a trailing -- comment of the SQL.
+      await conn.run(`COPY (FROM (${body}\n)) TO ${literal(result)} (${format})`).catch(fail);
+      if (o.csv === '-') write(fs.readFileSync(result, 'utf8'));
+      else deliver(result, path.resolve((o.csv ?? o.parquet)!), o.csv !== undefined ? '--csv' : '--parquet');
       return;
     }
     const max = o.maxRows ?? 50;
-    const reader = await conn.runAndReadUntil(body, max + 1).catch(fail);
-    const rows = reader!.getRowsJson();
-    const numeric = reader!.columnTypes().map((t) => NUMERIC.test(t.toString()));
-    write(formatTable(reader!.columnNames(), rows.slice(0, max), numeric));
+    const reader = await prepared.runAndReadUntil(max + 1).catch(fail);
+    const rows = reader.getRowsJson();
+    const numeric = reader.columnTypes().map((t) => NUMERIC.test(t.toString()));
+    write(formatTable(reader.columnNames(), rows.slice(0, max), numeric));
     if (rows.length > max) write(`(first ${max} rows shown; --max-rows N for more, --csv or --parquet for all)\n`);
   } finally {
     conn?.closeSync();

@@ -18,3 +18,14 @@ export function isInputError(err: unknown): err is InputError {
 export function ensureInput(condition: unknown, message: string): asserts condition {
   if (!condition) throw new InputError(message);
 }
+
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with each control character (C0, DEL and C1) written as `\xHH`. For messages that quote a
+ * file's content or the user's SQL: a quoted byte then cannot recolour, move the cursor or retitle
+ * the terminal the message is printed on, nor break the message's one line.
+ */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

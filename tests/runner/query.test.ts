@@ -2,6 +2,9 @@
  * `socsim query` end to end: SQL over a small social run (every table by name, agents with their
  * snapshot step) and over the sir-beta experiment at 2,000 agents, 1 seed, 2 hours (its tables and
  * its runs' tables with a run column); a table, CSV and Parquet out; SQL errors are one line, exit 2.
+ * The SQL is read-only and limited to the run directory's tables: a COPY ... TO over a run's file
+ * and a read of a file outside are refused with one line, exit 2, and the file is unchanged; empty
+ * SQL is one line too; control characters of the SQL that DuckDB's messages quote are escaped.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -75,6 +78,63 @@ describe('socsim query', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/SQL error: .*nope.*\(tables: .*posts/);
+  });
+
+  it('is read-only: a COPY over a run\'s file is refused with one line, exit 2, the file unchanged', () => {
+    const file = path.join(run, 'metrics.arrow');
+    const before = fs.readFileSync(file);
+    const r = socsim(['query', run, `COPY (select 1) TO '${file}'`]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^socsim: SQL refused: socsim query is read-only and limited to the run directory .*metrics\.arrow/)]);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+    const into = path.join(tmp, 'copied.csv');
+    const c = socsim(['query', run, `COPY metrics TO '${into}'`]);
+    expect(c.code, c.stderr).toBe(2);
+    expect(fs.existsSync(into)).toBe(false);
+  });
+
+  it('reads no file outside the run directory\'s tables', async () => {
+    const outside = path.join(tmp, 'outside.csv');
+    fs.writeFileSync(outside, 'a,b\n1,2\n');
+    const r = socsim(['query', run, "select * from read_csv('/etc/passwd')"]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^socsim: SQL refused: socsim query is read-only and limited to the run directory .*"\/etc\/passwd"/)]);
+    expect(r.stdout).not.toMatch(/root:/);
+    for (const sql of [`select * from read_csv('${outside}')`, `select * from read_text('${outside}')`, `select * from glob('${tmp}/*')`, `select * from read_json('${path.join(run, 'manifest.json')}')`, "set enable_external_access = true", `attach '${path.join(tmp, 'x.db')}'`, 'install httpfs']) {
+      const err = await runQuery(run, sql, { write: () => {} }).then(() => undefined, (e: unknown) => e);
+      expect(err, sql).toBeInstanceOf(InputError);
+      expect((err as Error).message, sql).toMatch(/^SQL refused: socsim query is read-only and limited to the run directory/);
+    }
+    expect(fs.existsSync(path.join(tmp, 'x.db'))).toBe(false);
+  });
+
+  it('writes --csv and --parquet files where the user says, also in a folder of their own', async () => {
+    const own = fs.mkdtempSync(path.join(tmp, 'own-'));
+    await query(run, 'select step, posts_original from metrics order by step -- a trailing comment', { csv: path.join(own, 'm.csv') });
+    expect(fs.readFileSync(path.join(own, 'm.csv'), 'utf8')).toMatch(/^step,posts_original\n0,\d+\n1,\d+\n/);
+    await query(run, 'show tables', { parquet: path.join(own, 't.parquet') });
+    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    const back = await conn.runAndReadAll(`select count(*) from read_parquet('${path.join(own, 't.parquet')}')`);
+    expect(back.getRowsJson()[0][0]).toBe('9');
+    const err = await runQuery(run, 'select 1', { csv: path.join(tmp, 'no-such-folder', 'x.csv'), write: () => {} }).then(() => undefined, (e: unknown) => e);
+    expect((err as Error).message).toMatch(/^--csv .*x\.csv: cannot write it \(ENOENT\)$/);
+  });
+
+  it('answers empty SQL with one line and exit code 2', async () => {
+    for (const sql of ['', '  ', ' ;; ']) {
+      const r = socsim(['query', run, sql]);
+      expect(r.code, JSON.stringify(sql)).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^socsim: no SQL statement given; socsim query runs one/)]);
+    }
+    const err = await runQuery(run, '-- only a comment', { write: () => {} }).then(() => undefined, (e: unknown) => e);
+    expect((err as Error).message).toMatch(/^no SQL statement given/);
+  });
+
+  it('escapes the control characters that DuckDB\'s message quotes from the SQL', () => {
+    const r = socsim(['query', run, 'select "\x1b[31m" from metrics']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('"\\x1b[31m"');
+    expect(r.stderr).not.toContain('\x1b');
   });
 
   it('refuses other bad input with an InputError naming it', async () => {
