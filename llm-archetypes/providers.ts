@@ -191,6 +191,16 @@ export async function probeServer(baseURL: string, apiKey: string, timeoutMs = 5
   await res.body?.cancel();
 }
 
+/** Whether a URL carries credentials: a user name, a password or a query string (where keys go). */
+export function urlHasCredentials(u: string): boolean {
+  try {
+    const url = new URL(u);
+    return url.username !== '' || url.password !== '' || url.search !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** A URL without credentials or query string (keys sometimes travel there), for messages and manifests. */
 export function redactUrl(u: string): string {
   try {

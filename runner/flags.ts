@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
 import { BACKENDS } from '../sim-core/backend.ts';
+import { urlHasCredentials } from '../llm-archetypes/providers.ts';
 
 /** `--backend`, as run, experiment and validate take it (sim-core/backend.ts). */
 export function backendOption(): Option {
@@ -52,7 +53,7 @@ export function addLlmOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--llm <provider>', 'who sets archetype behaviour: heuristic (offline rules, not an LLM), openai (any OpenAI-compatible server), replay (a recorded cache)').choices(['heuristic', 'openai', 'replay']).default('heuristic'))
     .option('--llm-model <name>', 'model name sent to the server (default gpt-4o-mini); with --llm replay, the cache\'s model (needed only when it holds several)')
-    .option('--llm-base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama); key from SOCSIM_LLM_API_KEY or OPENAI_API_KEY')
+    .option('--llm-base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama); default $SOCSIM_LLM_BASE_URL; key from SOCSIM_LLM_API_KEY or OPENAI_API_KEY; a URL with credentials (user, password or query) is never written to a file or a command line')
     .option('--llm-cache <file>', 'llm-cache.jsonl of a recorded run: replayed with --llm replay (model and samples from the file), reused as a cache with --llm openai (replies only: failed calls are asked again)')
     .option('--llm-every <n>', 'archetype decision every n steps (default 6)', intFlag('--llm-every', 1))
     .option('--llm-budget <n>', 'most LLM calls per decision round (default 256)', intFlag('--llm-budget', 1))
@@ -73,7 +74,7 @@ export function llmRunOptions(opts: LlmFlagValues): Partial<LlmOptions> {
   return {
     provider: o.llm,
     ...(o.llmModel !== undefined && { model: o.llmModel }),
-    ...(o.llmBaseUrl !== undefined && { baseURL: o.llmBaseUrl }),
+    ...((o.llmBaseUrl ?? process.env.SOCSIM_LLM_BASE_URL) && { baseURL: o.llmBaseUrl ?? process.env.SOCSIM_LLM_BASE_URL }),
     ...(o.llmCache !== undefined && { cacheFile: path.resolve(o.llmCache) }),
     ...(o.llmEvery !== undefined && { every: o.llmEvery }),
     ...(o.llmBudget !== undefined && { budget: o.llmBudget }),
@@ -93,6 +94,12 @@ export function llmChildFlags(cmd: Command): string[] {
   for (const k of LLM_OPTION_KEYS) {
     if (cmd.getOptionValueSource(k) !== 'cli') continue;
     const v = cmd.getOptionValue(k) as string | number;
+    // A base URL with credentials reaches the runs through the environment (which they inherit
+    // and which only this user can read), never through experiment.json or their command lines.
+    if (k === 'llmBaseUrl' && urlHasCredentials(String(v))) {
+      process.env.SOCSIM_LLM_BASE_URL = String(v);
+      continue;
+    }
     out.push('--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), k === 'llmCache' ? path.resolve(String(v)) : String(v));
   }
   return out;

@@ -24,7 +24,7 @@ import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import { PACKAGE_VERSION } from './packageInfo.ts';
-import { describeHolder, lockDirectory } from './dirLock.ts';
+import { describeHolder, lockDirectory, type DirLock } from './dirLock.ts';
 import {
   checkRunDirectory,
   fileSizes,
@@ -199,21 +199,22 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   // Refuse a directory we may not write into before creating or locking anything (again when
   // preparing it, under the lock).
   if (!o.resume) checkRunDirectory(dir, { force: o.force, label: outLabel });
-  // One writer per run directory, from here to the end of the run (dirLock.ts).
-  const lock = lockDirectory(dir, { label: outLabel, what: `socsim run ${o.resume ? `--resume ${outLabel}` : scenario.name}` });
-  if (lock.tookOverFrom) log(`${outLabel}: its last writer, ${describeHolder(lock.tookOverFrom)}, is gone; taking the directory over`);
-  let released = false;
-  const release = () => {
-    if (!released) lock.release();
-    released = true;
+  // One writer per run directory (dirLock.ts), from before a resume reads the directory, or before
+  // a fresh run writes its first file (so a run refused for its set-up leaves nothing behind), to
+  // the end of the run.
+  let lock: DirLock | undefined;
+  const takeLock = () => {
+    lock = lockDirectory(dir, { label: outLabel, what: `socsim run ${o.resume ? `--resume ${outLabel}` : scenario.name}` });
+    if (lock.tookOverFrom) log(`${outLabel}: its last writer, ${describeHolder(lock.tookOverFrom)}, is gone; taking the directory over`);
   };
+  if (o.resume) takeLock();
   try {
-    return await runLocked();
+    return await runWithLock();
   } finally {
-    release();
+    lock?.release();
   }
 
-  async function runLocked(): Promise<RunResult> {
+  async function runWithLock(): Promise<RunResult> {
   const resuming = o.resume ? resumableRun(dir, outLabel, true) : undefined;
 
   // Fail fast on LLM configuration (missing key, unreachable server) before building anything.
@@ -351,7 +352,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.graph_file = world0.graphSource;
     }
     await releaseArrays(exec);
-    if (!resuming) prepareRunDirectory(dir, { force: o.force, label: outLabel });
+    if (!resuming) {
+      takeLock();
+      prepareRunDirectory(dir, { force: o.force, label: outLabel });
+    }
     prepared = true;
     // The manifest comes first, so the directory is recognisable as a run from now on.
     writeJsonAtomic(manifestFile, manifest);

@@ -9,7 +9,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../runner/cliHelpers.ts';
 import { childEnv, fakeServerSuite, socsim } from '../llm-archetypes/cliHelpers.ts';
-import type { FakeServer } from '../llm-archetypes/fakeServer.ts';
+import { ok, replyObject, type FakeServer } from '../llm-archetypes/fakeServer.ts';
 
 let server: FakeServer;
 const out = fakeServerSuite('socsim-llm-exp-', (s) => (server = s));
@@ -44,5 +44,41 @@ describe('experiments with LLM archetypes', () => {
     expect(hits('b-s1')).toBeGreaterThan(0);
     expect(server.requests.length).toBe(shared.length);
     expect(shared.every((l) => !JSON.parse(l).cache_hit)).toBe(true);
+  });
+
+  it('a base URL with a key in it reaches the runs, but no file and no command line', async () => {
+    const SECRET = 'k3y-in-the-url';
+    const api = path.join(ROOT, 'dist/index.js');
+    const file = out('secret.mts');
+    fs.writeFileSync(
+      file,
+      `import { defineExperiment, metric } from ${JSON.stringify(api)};\n` +
+        `export default defineExperiment({ name: 'secret', description: 'x', scenario: 'social-feed', seeds: 1, arms: { a: {} },\n` +
+        `  defaults: { agents: 2000, steps: 2 }, outcomes: { calls: metric('llm_calls').mean() } });\n`,
+    );
+    const dir = out('secret-exp');
+    // While a run talks to the server, no process's command line may hold the key.
+    const leaks: string[] = [];
+    server.reset();
+    server.setScript((req) => {
+      for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+        try {
+          const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8');
+          if (cmd.includes(SECRET)) leaks.push(cmd.replaceAll('\0', ' '));
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return ok(replyObject());
+    });
+    const r = await socsim(['experiment', file, '--out', dir, '--quiet', '--llm', 'openai', '--llm-base-url', `${server.baseURL}?key=${SECRET}`, '--llm-every', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(server.requests.every((q) => q.url.includes(`key=${SECRET}`))).toBe(true);
+    // socsim's own argv is the test's; the runs it started must not carry the key.
+    expect(leaks.filter((c) => !c.includes(' experiment '))).toEqual([]);
+    const written = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.(json|jsonl|md)$/.test(f));
+    expect(written).toContain('experiment.json');
+    for (const f of written) expect(fs.readFileSync(path.join(dir, f), 'utf8'), f).not.toContain(SECRET);
   });
 });

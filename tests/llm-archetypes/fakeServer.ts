@@ -37,6 +37,8 @@ export interface FakeRequest {
   /** The text after "Group: " on the prompt's first line (the archetype's persona), or ''. */
   persona: string;
   authorization: string | undefined;
+  /** The request's path and query string, as sent. */
+  url: string;
   /** Arrival time (performance.now()). */
   at: number;
 }
@@ -112,7 +114,10 @@ export async function startFakeServer(script: Script, opts: FakeServerOptions = 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const url = (req.url ?? '').replace(/\?.*$/, '');
+      // The route, also where a client put it after a base URL's query string (the OpenAI SDK
+      // appends it to the base URL as text, encoded: /v1?key=K%2Fchat%2Fcompletions).
+      const target = decodeURIComponent(req.url ?? '');
+      const url = target.replace(/\?.*$/, '') + (/\?.*(\/chat\/completions|\/models)$/.exec(target)?.[1] ?? '');
       if (req.method === 'GET' && url === '/v1/models') {
         probes.push({ authorization: req.headers.authorization });
         later(opts.modelsDelayMs, () => {
@@ -140,7 +145,7 @@ export async function startFakeServer(script: Script, opts: FakeServerOptions = 
       const body = JSON.parse(raw) as FakeRequest['body'];
       const prompt = body.messages.find((m) => m.role === 'user')?.content ?? '';
       const persona = /^Group: (.*)$/m.exec(prompt)?.[1] ?? '';
-      const r: FakeRequest = { n: requests.length, seen, body, prompt, persona, authorization: req.headers.authorization, at: performance.now() };
+      const r: FakeRequest = { n: requests.length, seen, body, prompt, persona, authorization: req.headers.authorization, url: req.url ?? '', at: performance.now() };
       requests.push(r);
       state.inFlight++;
       state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
