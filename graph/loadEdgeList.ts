@@ -56,7 +56,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { extname } from 'node:path';
 import { InputError, isInputError } from '../sim-core/errors.ts';
 import type { DenseEdges } from './cleanEdges.ts';
-import { HARD_MAX_EDGES, I32_MAX, oneLine, unreadable, type IdsMode, type ReadConfig } from './edgeErrors.ts';
+import { HARD_MAX_EDGES, I32_MAX, noEdges, oneLine, unreadable, type IdsMode, type ReadConfig } from './edgeErrors.ts';
 import { readArrowEdges } from './readArrowEdges.ts';
 import { readTextEdges } from './readText.ts';
 import { fileSource, gzipSource } from './textSource.ts';
@@ -200,7 +200,7 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
     } catch (err) {
       throw unreadable(path, err);
     }
-    const edges = readArrowEdges(cfg, bytes);
+    const edges = kept(cfg, readArrowEdges(cfg, bytes));
     return { ...edges, ids, file: { path, format: 'arrow', bytes: bytes.length, sha256: hash.update(bytes).digest('hex') } };
   }
   if (magic.startsWith('PAR1')) {
@@ -210,7 +210,13 @@ async function load(path: string, options: LoadEdgeListOptions): Promise<EdgeLis
   const gzip = headLen >= 2 && head[0] === 0x1f && head[1] === 0x8b;
   if (gzip) closeSync(fd);
   const source = gzip ? gzipSource(path, hash) : fileSource(path, fd, hash);
-  const edges = await readTextEdges(cfg, source, gzip ? size * 4 : size);
+  const edges = kept(cfg, await readTextEdges(cfg, source, gzip ? size * 4 : size));
   return { ...edges, ids, file: { path, format: gzip ? 'gzip-text' : 'text', bytes: size, sha256: hash.digest('hex') } };
 }
 
+/** The cleaned edges, unless cleaning left none: a graph of lone nodes is never what was meant. */
+function kept<E extends { src: Int32Array; dropped: { selfLoops: number; duplicates: number } }>(cfg: ReadConfig, e: E): E {
+  if (e.src.length > 0) return e;
+  const { selfLoops, duplicates } = e.dropped;
+  throw noEdges(cfg, `all ${selfLoops + duplicates} of its edges were dropped in cleaning: ${selfLoops} self loops (a node to itself), ${duplicates} duplicates`);
+}

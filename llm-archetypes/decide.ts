@@ -25,6 +25,7 @@ import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
 import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';
 import type { LlmClient, Message } from './providers.ts';
 import { kernels as core } from '../sim-core/kernels.ts';
+import { InputError } from '../sim-core/errors.ts';
 
 export interface ArchetypeOptions {
   client: LlmClient;
@@ -55,7 +56,8 @@ interface TaskResult {
   completionTokens: number;
 }
 
-const FAILURE_KINDS: FailureKind[] = ['', 'http_429', 'http_5xx', 'http_4xx', 'timeout', 'connection', 'bad_body', 'bad_json', 'schema', 'out_of_range'];
+// Codes of archetypes.arrow's failure column: new kinds go at the end, so recorded codes keep their meaning.
+const FAILURE_KINDS: FailureKind[] = ['', 'http_429', 'http_5xx', 'http_4xx', 'timeout', 'connection', 'bad_body', 'bad_json', 'schema', 'out_of_range', 'http_auth'];
 
 /** Runs tasks with at most `n` in flight; results in task order. */
 async function limited<T>(n: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
@@ -107,6 +109,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
     ];
   };
   let pending: { chosen: number[]; results: Promise<TaskResult[]> } | undefined;
+  let firstRound = true;
   const ask: Phase = {
     name: 'archetypes-ask',
     reads: ['archetype', 'opinion'],
@@ -219,6 +222,12 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
       const { chosen } = pending;
       const results = await pending.results;
       pending = undefined;
+      // A server that refuses every call of the first round for the key will refuse the rest:
+      // stop, rather than run on with heuristic behaviour under an LLM's name.
+      if (firstRound && results.length > 0 && results.every((r) => r.parsed.failure === 'http_auth')) {
+        throw new InputError(`the LLM server refused all ${results.length} calls of the first archetype round with HTTP 401/403 (not authorised); check the API key (SOCSIM_LLM_API_KEY or OPENAI_API_KEY) and that it may use model ${o.client.model}`);
+      }
+      firstRound = false;
       const B = s.behaviour.values;
       let calls = 0;
       let tokens = 0;

@@ -77,7 +77,7 @@ function classify(OpenAI: Sdk, err: unknown): { failure: FailureKind; detail: st
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { failure: 'timeout', detail: err.message };
   if (err instanceof OpenAI.APIConnectionError) return { failure: 'connection', detail: err.message };
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
-    const kind: FailureKind = err.status === 429 ? 'http_429' : err.status >= 500 ? 'http_5xx' : 'http_4xx';
+    const kind: FailureKind = err.status === 429 ? 'http_429' : err.status >= 500 ? 'http_5xx' : err.status === 401 || err.status === 403 ? 'http_auth' : 'http_4xx';
     return { failure: kind, detail: `HTTP ${err.status}: ${err.message}`, retryMs: retryAfterMs(err.headers as Headers | undefined) };
   }
   return { failure: 'bad_body', detail: (err as Error)?.message ?? String(err) };

@@ -33,7 +33,9 @@ export type FailureKind =
   | 'bad_body'
   | 'bad_json'
   | 'schema'
-  | 'out_of_range';
+  | 'out_of_range'
+  /** HTTP 401 or 403: the server refuses the key (or the key the model). */
+  | 'http_auth';
 
 export interface ParsedReply {
   params?: Record<ReplyParam, number>;

@@ -9,16 +9,19 @@
 import { z } from 'zod';
 import type { Csr } from '../sim-core/csr.ts';
 import { hash } from '../sim-core/rng.ts';
+import { InputError } from '../sim-core/errors.ts';
 
 export const SEED_STRATEGIES = ['hubs', 'leaves', 'random'] as const;
 export type SeedStrategy = (typeof SEED_STRATEGIES)[number];
 
 /** How many seeds: at most one of the two; neither means the caller's default. */
 export interface SeedSize {
-  /** Number of seed accounts. */
+  /** Number of seed accounts (never more than there are accounts: that is an error). */
   seedCount?: number;
   /** Seed accounts as a share of all agents, in (0, 1]: round(fraction x agents), at least 1. */
   seedFraction?: number;
+  /** The scenario's default count, when neither size is given: capped at the number of accounts. */
+  defaultCount?: number;
 }
 
 /**
@@ -26,7 +29,8 @@ export interface SeedSize {
  * `check` (for the whole parameter object: not both sizes; the error names seedFraction) and
  * `options` (the parsed values as phase options). Neither size field has a schema default: `--set`
  * merges into the parsed defaults, so a default count would always collide with a given fraction;
- * `options` puts in `defaultCount` when neither is given.
+ * `options` passes `defaultCount` when neither is given, which a small graph caps at its size (a
+ * count the user gives is never capped: more seeds than accounts is an error).
  */
 export function seedSpec(strategy: SeedStrategy, defaultCount: number) {
   return {
@@ -41,9 +45,15 @@ export function seedSpec(strategy: SeedStrategy, defaultCount: number) {
       }
     },
     options(p: SeedSize & { seeds: SeedStrategy }): SeedSize & { seeds: SeedStrategy } {
-      return p.seedFraction === undefined ? { seeds: p.seeds, seedCount: p.seedCount ?? defaultCount } : { seeds: p.seeds, seedFraction: p.seedFraction };
+      if (p.seedFraction !== undefined) return { seeds: p.seeds, seedFraction: p.seedFraction };
+      return p.seedCount !== undefined ? { seeds: p.seeds, seedCount: p.seedCount } : { seeds: p.seeds, defaultCount };
     },
   };
+}
+
+/** Throws an InputError when a given seedCount is more than the accounts (checked at set-up, before any file). */
+export function checkSeedCountFits(o: SeedSize, accounts: number): void {
+  if (o.seedCount !== undefined && o.seedCount > accounts) throw new InputError(`seedCount ${o.seedCount} is more than the ${accounts} accounts; lower it, or give seedFraction`);
 }
 
 /** Throws when both sizes are given or one is out of range (for phases built without zod). */
@@ -62,7 +72,7 @@ export function checkSeedSize(o: SeedSize): void {
 export function seedTotal(agents: number, o: SeedSize, fallback: number): number {
   checkSeedSize(o);
   if (o.seedFraction !== undefined) return Math.min(agents, Math.max(1, Math.round(o.seedFraction * agents)));
-  return o.seedCount ?? fallback;
+  return o.seedCount ?? Math.min(o.defaultCount ?? fallback, agents);
 }
 
 /**
@@ -70,7 +80,9 @@ export function seedTotal(agents: number, o: SeedSize, fallback: number): number
  * (best first for hubs/leaves). O(n log count) with a bounded heap.
  */
 export function selectSeeds(followers: Csr, nodes: number, strategy: SeedStrategy, count: number, key: number): Int32Array {
-  const k = Math.max(0, Math.min(count, nodes));
+  // Never clamped: asking for more seeds than there are accounts is a mistake to name, not to hide.
+  if (count > nodes) throw new InputError(`${count} seed accounts asked for, but there are only ${nodes} accounts; ask for at most ${nodes} (seedCount, seedFraction or story.count) or add agents`);
+  const k = Math.max(0, count);
   // Score: larger is better. Pack (primary, hash tiebreak) into one float: primary first.
   const Off = followers.offsets;
   const score = (v: number): number => {

@@ -28,6 +28,7 @@
 import { z } from 'zod';
 import { POST_KINDS, VERACITY } from './posts.ts';
 import { BEHAVIOUR_PARAMS } from './behaviour.ts';
+import { InputError } from '../sim-core/errors.ts';
 
 const range = z.tuple([z.number().min(-1).max(1), z.number().min(-1).max(1)]).refine(([lo, hi]) => lo <= hi, 'the range [lo, hi] needs lo <= hi');
 const ids = z.array(z.number().int().min(0)).min(1);
@@ -192,6 +193,19 @@ export const interventionList = z
 export function stepOf(t: { hour?: number; step?: number }, stepSeconds: number): number {
   if (t.step !== undefined) return t.step;
   return Math.max(0, Math.ceil(((t.hour ?? 0) * 3600) / stepSeconds - 1e-9));
+}
+
+/**
+ * Throws an InputError for the first intervention that would never apply because it comes after
+ * the run's last step (`steps` steps of `stepSeconds`): it would be a silent no-op.
+ */
+export function checkInterventionTimes(list: readonly Intervention[], steps: number, stepSeconds: number): void {
+  list.forEach((iv, i) => {
+    const at = stepOf(iv, stepSeconds);
+    if (at < steps) return;
+    const when = iv.step !== undefined ? `step ${iv.step}` : `hour ${iv.hour}`;
+    throw new InputError(`interventions[${i}] (${iv.kind} at ${when}) comes after the run's last step (${steps} steps of ${stepSeconds / 3600} h, the last at step ${steps - 1}), so it would never apply; move it earlier or run longer (--steps, --hours)`);
+  });
 }
 
 /** Every assign group name, in order of appearance; '' (index 0) is "no treatment". */

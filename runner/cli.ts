@@ -15,6 +15,7 @@ import { resumableRun } from './resume.ts';
 import { analysisHints } from './hints.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from './serve.ts';
 import { PACKAGE_VERSION } from './packageInfo.ts';
+import { DEFAULT_MAX_FAILURE_SHARE, failureWarning } from './llmFailures.ts';
 
 /** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
 export function parseSets(sets: string[]): Record<string, unknown> {
@@ -282,6 +283,12 @@ export async function buildProgram(command?: string): Promise<Command> {
         throw err;
       });
       progress?.done();
+      // A run whose LLM mostly failed is not the run that was asked for: its files stay, but it exits 1.
+      const failed = manifest.status === 'completed' && manifest.llm.provider !== 'heuristic' ? failureWarning(dir, opts.llmMaxFailures ?? DEFAULT_MAX_FAILURE_SHARE) : undefined;
+      if (failed) {
+        process.stderr.write(`socsim: ${failed}\n`);
+        process.exitCode = 1;
+      }
       const relative = path.relative(process.cwd(), dir);
       const rel = relative === '' ? '.' : relative.startsWith('..') ? dir : relative;
       if (manifest.status === 'interrupted') {

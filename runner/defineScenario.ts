@@ -17,6 +17,9 @@ import type { EdgeFileRecord, LoadEdgeListOptions } from '../graph/loadEdgeList.
 
 export interface SetupContext<P> {
   agents: number;
+  /** The run's length: `steps` steps of `stepSeconds` simulated seconds (for checks of scheduled events). */
+  steps: number;
+  stepSeconds: number;
   seed: number;
   exec: Executor;
   params: P;

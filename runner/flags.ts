@@ -8,6 +8,7 @@ import { InputError } from '../sim-core/errors.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
 import { BACKENDS } from '../sim-core/backend.ts';
 import { urlHasCredentials } from '../llm-archetypes/providers.ts';
+import { DEFAULT_MAX_FAILURE_SHARE } from './llmFailures.ts';
 
 /** `--backend`, as run, experiment and validate take it (sim-core/backend.ts). */
 export function backendOption(): Option {
@@ -29,6 +30,15 @@ export function numFlag(name: string, minExclusive: number) {
   return (raw: string): number => {
     const v = Number(raw);
     if (!Number.isFinite(v) || v <= minExclusive) throw new InputError(`${name} must be a number > ${minExclusive} (got "${raw}")`);
+    return v;
+  };
+}
+
+/** A share: a number from 0 to 1. */
+export function shareFlag(name: string) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (raw.trim() === '' || !(v >= 0 && v <= 1)) throw new InputError(`${name} must be a share from 0 to 1 (got "${raw}")`);
     return v;
   };
 }
@@ -60,11 +70,12 @@ export function addLlmOptions(cmd: Command): Command {
     .option('--llm-samples <n>', 'replies averaged per archetype (default 1; with --llm replay, the cache\'s)', intFlag('--llm-samples', 1, 16))
     .option('--llm-concurrency <n>', 'calls in flight at once (default 16)', intFlag('--llm-concurrency', 1, 256))
     .option('--llm-timeout <s>', 'seconds per call before it counts as a timeout (default 30)', numFlag('--llm-timeout', 0))
-    .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10));
+    .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10))
+    .option('--llm-max-failures <share>', `exit 1 (the run's files kept) when more than this share of archetype decisions failed, 0 to 1 (default ${DEFAULT_MAX_FAILURE_SHARE}; 1 accepts any)`, shareFlag('--llm-max-failures'));
 }
 
 /** The names of the `--llm*` options (commander's camel case). */
-export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'] as const;
+export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries', 'llmMaxFailures'] as const;
 
 type LlmFlagValues = Partial<Record<(typeof LLM_OPTION_KEYS)[number], string | number>>;
 

@@ -334,6 +334,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     const saved = ckpt?.meta.graphChanged && ckpt.meta.graphForSetup ? (ckpt.readField('graph') as { following: Csr }).following : undefined;
     const world0 = await scenario.setup({
       agents,
+      steps,
+      stepSeconds,
       seed,
       exec,
       params,

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { buildSociety, graphSpec, type GraphSpec } from '../population/buildSociety.ts';
 import type { Phase } from '../sim-core/phase.ts';
+import { checkSeedCountFits, type SeedSize } from '../models/seeds.ts';
 import { defineScenario, type SetupContext } from '../runner/defineScenario.ts';
 
 export function classicScenario<S extends z.ZodRawShape>(o: {
@@ -38,6 +39,8 @@ export function classicScenario<S extends z.ZodRawShape>(o: {
         phaseBytesPerAgent: 16,
         log: ctx.log,
       });
+      // Before anything is written: more seeds than accounts is a mistake, never clamped.
+      checkSeedCountFits(p as SeedSize, society.agents.length);
       return { agents: society.agents, graph: society.graph, phases: o.phases(p), graphSource: society.graphSource };
     },
   });

@@ -11,7 +11,7 @@ import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { independentCascade } from '../models/cascade.ts';
 import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
 import { initialOpinionParam } from '../models/initialOpinions.ts';
-import { seedSpec } from '../models/seeds.ts';
+import { checkSeedCountFits, seedSpec } from '../models/seeds.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 
 const seeds = seedSpec('hubs', 50);
@@ -44,6 +44,7 @@ export default defineScenario({
       phaseBytesPerAgent: 8,
       log: ctx.log,
     });
+    checkSeedCountFits(p, society.agents.length);
     return {
       agents: society.agents,
       graph: society.graph,

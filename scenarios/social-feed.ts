@@ -8,12 +8,13 @@ import { heuristicBehaviour } from '../platform/behaviour.ts';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { socialStep } from '../platform/socialStep.ts';
 import { createSocialState, socialConfig } from '../platform/state.ts';
-import { interventionList } from '../platform/interventions.ts';
+import { checkInterventionTimes, interventionList } from '../platform/interventions.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { defineScenario } from '../runner/defineScenario.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
 import type { Phase } from '../sim-core/phase.ts';
+import { InputError } from '../sim-core/errors.ts';
 import { archetypePersonas } from '../llm-archetypes/personas.ts';
 
 export default defineScenario({
@@ -39,6 +40,10 @@ export default defineScenario({
   defaults: { agents: 200_000, steps: 24, snapshotEvery: 12 },
   async setup(ctx) {
     const p = ctx.params;
+    // Scheduled events past the end would silently never happen: refuse them before any work.
+    // (A run of 0 steps only builds the world.)
+    if (ctx.steps > 0) checkInterventionTimes(p.interventions, ctx.steps, ctx.stepSeconds);
+    if (ctx.steps > 0 && p.story.count > 0 && p.story.step >= ctx.steps) throw new InputError(`story.step ${p.story.step} comes after the run's last step (${ctx.steps - 1}), so the story would never be posted; lower it, set story.count=0, or run longer (--steps)`);
     const society = await buildSociety(ctx.exec, {
       agents: ctx.agents,
       seed: ctx.seed,
@@ -58,7 +63,9 @@ export default defineScenario({
       scale: p.platform.behaviour,
     });
     const topics = society.prototypes.length / (society.agents.schema.interest.width ?? 1);
-    if (p.story.topic >= topics) throw new Error(`story.topic must be below ${topics}`);
+    if (p.story.topic >= topics) throw new InputError(`story.topic must be below ${topics}`);
+    // Never clamped: more story seeds than accounts is a mistake to name before anything runs.
+    if (p.story.count > society.agents.length) throw new InputError(`story.count ${p.story.count} is more than the ${society.agents.length} accounts; lower it (--set story.count=N) or add agents`);
     const world = { agents: society.agents, graph: society.graph, exec: ctx.exec, seed: ctx.seed, stepSeconds: 3600 };
     const s = createSocialState(world, p.platform, behaviour, society.prototypes, topics);
     let archetypes: readonly [Phase, Phase] | undefined;

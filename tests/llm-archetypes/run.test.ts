@@ -166,13 +166,32 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('HTTP 500 on every call: retried, counted as http_5xx, archetypes keep their parameters', async () => {
     server.setScript(() => ({ kind: 'status', status: 500 }));
     const dir = out('e500');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8', '--llm-retries', '1']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8', '--llm-retries', '1']));
     expectOk(r);
     const { rows } = checkRun(dir, { failure: 'http_5xx', used: false, transport: true });
     for (const s of DECISION_STEPS) expect(stepsOf(rows, s)).toHaveLength(8);
     // Each call was tried twice (one retry) at the server.
     serverCalls(rows.length * 2);
     expectHeuristicKept(rows);
+  });
+
+  it('HTTP 401 on every call of the first round (the probe accepted): stops with exit 2, naming the key', async () => {
+    server.setScript(() => ({ kind: 'status', status: 401 }));
+    const dir = out('e401');
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8']));
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^socsim: the LLM server refused all 8 calls of the first archetype round with HTTP 401\/403 \(not authorised\); check the API key/)]);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')).status).toBe('failed');
+  });
+
+  it('most decisions failed: the run\'s files are kept, but it exits 1 with one line, unless --llm-max-failures allows it', async () => {
+    server.setScript(() => ({ kind: 'status', status: 500 }));
+    const dir = out('e500-share');
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8', '--llm-retries', '0']));
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^socsim: 24 of 24 archetype decisions failed \(100%, more than --llm-max-failures 0.5\); .*--llm-max-failures 1 to accept/)]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')).status).toBe('completed');
   });
 
   it('HTTP 429 with Retry-After: 1 once per prompt: the wait is honoured and the retry succeeds', async () => {
@@ -197,7 +216,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('HTTP 429 on every call: retries exhausted, counted as http_429', async () => {
     server.setScript(() => ({ kind: 'status', status: 429, headers: { 'retry-after': '0' } }));
     const dir = out('e429');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8']));
     expectOk(r);
     const { rows } = checkRun(dir, { failure: 'http_429', used: false, transport: true });
     serverCalls(rows.length * 3);
@@ -207,7 +226,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('replies slower than --llm-timeout: counted as timeout', async () => {
     server.setScript((req) => ok(personaReply(req.persona), { delayMs: 2000 }));
     const dir = out('timeout');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8', '--llm-timeout', '0.2', '--llm-retries', '0']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8', '--llm-timeout', '0.2', '--llm-retries', '0']));
     expectOk(r);
     const { rows } = checkRun(dir, { failure: 'timeout', used: false, transport: true });
     serverCalls(rows.length);
@@ -217,7 +236,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('content JSON that breaks the schema: re-asked (retries), then counted as schema', async () => {
     server.setScript(() => ok({ probabilities: { post: 0.1 }, opinion: { eps: 0.3 }, reason: 'partial' }));
     const dir = out('schema');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8']), childEnv({ OPENAI_API_KEY: SECRET }));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8']), childEnv({ OPENAI_API_KEY: SECRET }));
     expectOk(r);
     // Default --llm-retries 2: three attempts per archetype, each a call.
     const { rows } = checkRun(dir, { failure: 'schema', used: false, callsPerArchetype: 3 });
@@ -230,7 +249,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('content that is not JSON: re-asked, then counted as bad_json', async () => {
     server.setScript(() => ok('They would probably like it more than before.'));
     const dir = out('badjson');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8', '--llm-retries', '1']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8', '--llm-retries', '1']));
     expectOk(r);
     const { rows } = checkRun(dir, { failure: 'bad_json', used: false, callsPerArchetype: 2 });
     serverCalls(rows.length * 2);
@@ -309,7 +328,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
   it('a broken HTTP body (invalid JSON): counted as bad_body', async () => {
     server.setScript(() => ({ kind: 'broken' }));
     const dir = out('broken');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '8', '--llm-retries', '0']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8', '--llm-retries', '0']));
     expectOk(r);
     const { rows } = checkRun(dir, { failure: 'bad_body', used: false, transport: true });
     serverCalls(rows.length);
@@ -320,7 +339,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
     const gone = await startFakeServer(queue([]), { closeAfterProbe: true });
     try {
       const dir = out('refused');
-      const r = await socsim(runArgs(gone.baseURL, dir, ['--llm-budget', '8', '--llm-retries', '0']));
+      const r = await socsim(runArgs(gone.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '8', '--llm-retries', '0']));
       expectOk(r);
       expect(gone.probes).toHaveLength(1);
       expect(gone.requests).toHaveLength(0);
@@ -335,7 +354,7 @@ describe('socsim run social-feed --llm openai against a fake server', () => {
     // Round 0 (the first 10 calls: budget 10, no retries) succeeds; every later call fails.
     server.setScript((req) => (req.n < 10 ? ok(personaReply(req.persona)) : { kind: 'status', status: 503 }));
     const dir = out('keep');
-    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-budget', '10', '--llm-retries', '0']));
+    const r = await socsim(runArgs(server.baseURL, dir, ['--llm-max-failures', '1', '--llm-budget', '10', '--llm-retries', '0']));
     expectOk(r);
     const m = metrics(dir);
     const rows = archetypeRows(dir);

@@ -673,11 +673,13 @@ describe('selectSeeds', () => {
     const leaves = Array.from(selectSeeds(F, n, 'leaves', 3, keyOf(1, 2, 3)));
     expect(leaves.slice(0, 2).sort()).toEqual([3, 9]);
     expect(leaves[2]).toBe(5);
-    // Only 8 accounts have followers: asking for more returns those 8.
-    const all = Array.from(selectSeeds(F, n, 'leaves', 50, keyOf(1, 2, 3)));
+    // Only 8 accounts have followers: asking for every account's worth of leaves returns those 8.
+    const all = Array.from(selectSeeds(F, n, 'leaves', n, keyOf(1, 2, 3)));
     expect(all.sort((a, b) => a - b)).toEqual([0, 2, 3, 4, 5, 7, 8, 9]);
     expect(selectSeeds(F, n, 'hubs', 0, 1).length).toBe(0);
-    expect(selectSeeds(F, n, 'hubs', n + 10, 1).length).toBe(n);
+    expect(selectSeeds(F, n, 'hubs', n, 1).length).toBe(n);
+    // More seeds than accounts is refused, not clamped.
+    expect(() => selectSeeds(F, n, 'hubs', n + 10, 1)).toThrow(`${n + 10} seed accounts asked for, but there are only ${n} accounts`);
   });
 
   it('is deterministic for a key; random picks distinct rows that change with the key', async () => {

@@ -148,3 +148,14 @@ describe('socsim run --graph: ids', () => {
     expect(r.stdout).toMatch(/--undirected/);
   });
 });
+
+describe('an edge list that cleaning empties', () => {
+  it('is refused with the counts of what was dropped, instead of running on a graph with no edges', () => {
+    const file = edgeFile('loops.txt', '1 1\n2 2\n3 3\n2 2\n');
+    const out = path.join(tmp, 'loops-run');
+    const r = socsim(['run', 'voter', '--graph', file, '--steps', '1', '--out', out, '--quiet']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([`socsim: edge list ${file} has no edges (all 4 of its edges were dropped in cleaning: 4 self loops (a node to itself), 0 duplicates); add one edge per line as two node ids, e.g. "0 1"`]);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+});

@@ -75,3 +75,24 @@ describe('socsim run social-feed', () => {
     });
   }
 });
+
+describe('nothing asked of a run is silently dropped', () => {
+  const refused = (args: string[], re: RegExp) => {
+    const out = path.join(tmp, `noop-${Math.abs(JSON.stringify(args).split('').reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7))}`);
+    const r = socsim(['run', ...args, '--out', out, '--quiet']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(re)]);
+    // Refused before anything was written.
+    expect(fs.existsSync(out)).toBe(false);
+  };
+
+  it('an intervention after the run\'s last step, or a story after it, is refused instead of never applied', () => {
+    refused(['social-feed', '--agents', '2000', '--steps', '24', '--set', 'interventions=[{"kind":"setRanker","hour":30,"ranker":"random"}]'], /^socsim: interventions\[0\] \(setRanker at hour 30\) comes after the run's last step \(24 steps of 1 h, the last at step 23\), so it would never apply/);
+    refused(['social-feed', '--agents', '2000', '--steps', '4', '--set', 'story.step=10'], /^socsim: story\.step 10 comes after the run's last step \(3\), so the story would never be posted/);
+  });
+
+  it('more story seeds or cascade seeds than accounts is refused instead of clamped', () => {
+    refused(['social-feed', '--agents', '2000', '--steps', '2', '--set', 'story.count=1000000'], /^socsim: story\.count 1000000 is more than the 2000 accounts/);
+    refused(['independent-cascade', '--agents', '300', '--steps', '2', '--set', 'seedCount=1000'], /^socsim: seedCount 1000 is more than the 300 accounts/);
+  });
+});
