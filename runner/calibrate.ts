@@ -32,6 +32,7 @@ import { planFile, type PlannedRun } from './experimentPlan.ts';
 import { loss, type Match, type Target } from './calibrationTarget.ts';
 import { paramsAt, sameCalibration, valueAt, type CalibrationBase, type CalibrationJson, type Fit } from './calibrationSetup.ts';
 import { closestKey } from './strictParams.ts';
+import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
 
 export interface CalibrateOptions {
   dir: string;
@@ -194,10 +195,10 @@ function prepareDir(cal: CalibrationJson, o: CalibrateOptions): void {
     const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs)$/.test(f));
     if (foreign !== undefined) throw new InputError(`--out ${o.label} is not empty (${foreign}) and holds no calibration.json; choose a new or empty directory`);
   }
-  fs.mkdirSync(o.dir, { recursive: true });
+  makeDirectory(o.dir);
   if (o.force && !o.shard) for (const f of ['calibration.arrow', 'best.json', 'target.arrow']) fs.rmSync(path.join(o.dir, f), { force: true });
   writeFileAtomic(file, json(cal));
-  for (const d of ['plans', 'runs']) fs.mkdirSync(path.join(o.dir, d), { recursive: true });
+  for (const d of ['plans', 'runs']) makeDirectory(path.join(o.dir, d));
 }
 
 /** Waits until every run of `plan` is complete (other shards run them); false when interrupted. */

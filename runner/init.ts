@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../sim-core/errors.ts';
 import { PACKAGE_ROOT, PACKAGE_VERSION } from './packageInfo.ts';
+import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
 
 const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'study');
 
@@ -56,7 +57,7 @@ function copyTemplate(from: string, to: string, vars: Record<string, string>, wr
     const src = path.join(from, entry.name);
     const dst = path.join(to, name);
     if (entry.isDirectory()) {
-      fs.mkdirSync(dst, { recursive: true });
+      makeDirectory(dst);
       copyTemplate(src, dst, vars, written);
     } else {
       const text = fs.readFileSync(src, 'utf8').replace(/\{\{(\w+)\}\}/g, (m, k: string) => vars[k] ?? m);
@@ -74,7 +75,7 @@ export function initStudy(dir: string, spec?: string): { files: string[]; spec: 
   }
   const chosen = spec ? { spec, from: '--socsim' } : socsimSpec();
   const name = packageName(path.resolve(dir));
-  fs.mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   const files: string[] = [];
   const pkg = {
     name,

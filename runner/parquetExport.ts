@@ -14,6 +14,7 @@ import * as parquet from 'parquet-wasm';
 import { InputError } from '../sim-core/errors.ts';
 import { readArrowBatches } from '../sim-core/io/arrowFile.ts';
 import { listTables, type RunTable } from './runTables.ts';
+import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
 
 /**
  * How Parquet files are written. `export`: ZSTD pages, dictionary encoding. `scratch`: neither, for
@@ -118,7 +119,7 @@ export async function writeParquetFiles(dir: string, tables: RunTable[], out: st
     if (only && !only.has(t.name)) continue;
     for (const f of t.files) {
       const target = path.join(out, parquetPath(f.rel));
-      fs.mkdirSync(path.dirname(target), { recursive: true });
+      makeDirectory(path.dirname(target));
       const source = path.join(dir, f.rel);
       const size = fs.statSync(source).size;
       const t0 = performance.now();
@@ -145,6 +146,6 @@ export async function exportParquet(dirArg: string, outArg: string | undefined, 
     if (!fs.statSync(out).isDirectory()) throw new InputError(`--out ${label} is not a directory; choose a new or empty directory`);
     if (fs.readdirSync(out).length > 0 && !force) throw new InputError(`--out ${label} is not empty; pass --force to overwrite the files of an earlier export there, or choose a new directory`);
   }
-  fs.mkdirSync(out, { recursive: true });
+  makeDirectory(out);
   return { ...(await writeParquetFiles(dir, tables, out, { progress })), out };
 }

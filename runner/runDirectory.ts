@@ -102,6 +102,10 @@ export interface Invocation {
 /**
  * Writes JSON atomically (temp file + rename), so a reader never sees half a manifest. A failure
  * removes the temp file and throws a FileWriteError naming `file` (the OS error alone does not).
+ *
+ * On a full disk (ENOSPC) the new text is written over the old file in place instead: a manifest
+ * changes little in size, so it usually fits the blocks the old one holds, and a run that fails
+ * because the disk is full can still record that it failed and why.
  */
 export function writeJsonAtomic(file: string, value: unknown): void {
   const tmp = `${file}.tmp`;
@@ -111,6 +115,15 @@ export function writeJsonAtomic(file: string, value: unknown): void {
     fs.renameSync(tmp, file);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
+    if ((err as NodeJS.ErrnoException).code === 'ENOSPC' && fs.existsSync(file)) {
+      try {
+        fs.writeFileSync(file, text, { flag: 'r+' });
+        fs.truncateSync(file, Buffer.byteLength(text));
+        return;
+      } catch {
+        // no room even in place: report the first error
+      }
+    }
     throw new FileWriteError(file, err, Buffer.byteLength(text));
   }
 }

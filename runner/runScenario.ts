@@ -25,6 +25,7 @@ import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.t
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import { PACKAGE_VERSION } from './packageInfo.ts';
 import { describeHolder, lockDirectory, type DirLock } from './dirLock.ts';
+import { checkCanCreate } from '../sim-core/io/makeDirectory.ts';
 import {
   checkRunDirectory,
   fileSizes,
@@ -198,7 +199,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   const dir = path.resolve(outLabel);
   // Refuse a directory we may not write into before creating or locking anything (again when
   // preparing it, under the lock).
-  if (!o.resume) checkRunDirectory(dir, { force: o.force, label: outLabel });
+  if (!o.resume) {
+    checkRunDirectory(dir, { force: o.force, label: outLabel });
+    checkCanCreate(dir, outLabel);
+  }
   // One writer per run directory (dirLock.ts), from before a resume reads the directory, or before
   // a fresh run writes its first file (so a run refused for its set-up leaves nothing behind), to
   // the end of the run.

@@ -18,12 +18,20 @@ if (major < 22 || (major === 22 && minor < 18)) {
   process.exit(1);
 }
 
+// Built beside dist/ and swapped in whole, so a run or test using dist/ meanwhile never finds it
+// half written (or gone).
 const t0 = performance.now();
-fs.rmSync(path.join(ROOT, 'dist'), { recursive: true, force: true });
+const dist = path.join(ROOT, 'dist');
+const next = path.join(ROOT, 'dist.next');
+const old = path.join(ROOT, 'dist.old');
+for (const d of [next, old]) fs.rmSync(d, { recursive: true, force: true });
 const require = createRequire(import.meta.url);
 const tsc = path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
-const r = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', next], { stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
-const viz = spawnSync(process.execPath, [path.join(ROOT, 'viz', 'build.ts'), path.join(ROOT, 'dist', 'dashboard')], { stdio: ['ignore', 'ignore', 'inherit'] });
+const viz = spawnSync(process.execPath, [path.join(ROOT, 'viz', 'build.ts'), path.join(next, 'dashboard')], { stdio: ['ignore', 'ignore', 'inherit'] });
 if (viz.status !== 0) process.exit(viz.status ?? 1);
+if (fs.existsSync(dist)) fs.renameSync(dist, old);
+fs.renameSync(next, dist);
+fs.rmSync(old, { recursive: true, force: true });
 process.stdout.write(`built dist/ (compiled code and dashboard) in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);

@@ -34,3 +34,29 @@ export function makeDirectory(dir: string, label = dir): void {
     }
   }
 }
+
+/**
+ * Throws an InputError when `dir` could not be created or written: its nearest existing folder is
+ * a file, read-only, or not writable by this user. For a check before long work (a run's set-up),
+ * so that it does not fail only when it first writes.
+ */
+export function checkCanCreate(dir: string, label = dir): void {
+  let at = path.resolve(dir);
+  for (;;) {
+    const st = fs.statSync(at, { throwIfNoEntry: false });
+    if (st) {
+      if (!st.isDirectory()) throw new InputError(`cannot create ${label}: ${at} is a file, not a folder; choose another path`);
+      break;
+    }
+    const up = path.dirname(at);
+    if (up === at) break;
+    at = up;
+  }
+  try {
+    fs.accessSync(at, fs.constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EROFS' ? 'read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (err as Error).message);
+    throw new InputError(`cannot write ${label}: ${why} (${code ?? 'error'} at ${at}); choose another path`);
+  }
+}

@@ -94,3 +94,42 @@ describe('a disk that fills up during the run', () => {
     expect(readArrowFile(join(out, 'graph.arrow')).numRows).toBe(manifest.edges);
   });
 });
+
+/** A tmpfs of `size` mounted for the test (root only; undefined where mounting is not allowed). */
+function smallDisk(name: string, options: string): string | undefined {
+  const dir = join(tmp, name);
+  const r = spawnSync('sh', ['-c', `mkdir -p "${dir}" && mount -t tmpfs -o ${options} tmpfs "${dir}"`], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  afterAll(() => void spawnSync('umount', [dir]));
+  return dir;
+}
+
+describe('a real file system that is full or read-only (tmpfs; needs root, skipped where mount is refused)', () => {
+  const full = smallDisk('full', 'size=600k');
+  const ro = smallDisk('ro', 'size=1m,ro');
+
+  it.skipIf(!full)('ENOSPC: the run fails with exit 1 and the manifest records "failed" and the ENOSPC, with checkpoints off', () => {
+    const out = join(full!, 'run');
+    const r = spawnSync(process.execPath, ['bin/socsim.mjs', 'run', 'sir', '--agents', '20000', '--steps', '3', '--checkpoint-every', '0', '--snapshot-every', '0', '--quiet', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/ENOSPC: no space left on device/);
+    const m = manifestOf(out);
+    expect(m.status).toBe('failed');
+    expect(m.error).toMatch(/ENOSPC/);
+  });
+
+  it.skipIf(!ro)('a read-only --out is refused at once, naming the file system, before set-up', () => {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ['bin/socsim.mjs', 'run', 'sir', '--agents', '2000000', '--steps', '3', '--quiet', '--out', join(ro!, 'a', 'run')], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([`socsim: cannot write ${join(ro!, 'a', 'run')}: read-only file system (EROFS at ${ro}); choose another path`]);
+    // Before building 2,000,000 agents (seconds): refused in the time it takes to start.
+    expect(performance.now() - t0).toBeLessThan(20_000);
+  });
+
+  it('/proc/nope fails fast with one line instead of hanging', () => {
+    const r = spawnSync(process.execPath, ['bin/socsim.mjs', 'run', 'sir', '--agents', '200', '--steps', '1', '--quiet', '--out', '/proc/nope'], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual(['socsim: cannot create /proc/nope: /proc does not accept new folders (ENOENT at /proc/nope); choose another path']);
+  });
+});
