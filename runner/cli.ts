@@ -276,6 +276,8 @@ export async function buildProgram(command?: string): Promise<Command> {
         onStep,
         onReady: server ? () => server.markReady() : undefined,
         log: progress?.log,
+        // Said even with --quiet: a resume that passes over a damaged checkpoint.
+        warn: progress ? progress.log : (line: string) => void process.stderr.write(`${line}\n`),
         signal,
       }).catch(async (err: unknown) => {
         server?.publish('status', { status: 'failed', error: (err as Error).message });

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { InputError } from '../sim-core/errors.ts';
-import { CHECKPOINT_FILE } from './resume.ts';
+import { hasCheckpoint } from './resume.ts';
 import { effectiveStatus, readRunManifest, runFilesDamage, writerState, type Manifest } from './runDirectory.ts';
 import { describeHolder, LOCK_ENTRY, readHolder } from './dirLock.ts';
 import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
@@ -152,7 +152,7 @@ function actionFor(run: PlannedRun, plan: RunnablePlan, dir: string, force: bool
   if (force) return { kind: 'fresh' };
   if (runComplete(m, run, plan, runDir)) return { kind: 'skip' };
   if (status === 'completed' && sameRun(m, run, plan)) return { kind: 'fresh', redo: runFilesDamage(runDir, m) };
-  if (status !== 'completed' && m.checkpoint && fs.existsSync(path.join(runDir, CHECKPOINT_FILE)) && sameRun(m, run, plan)) return { kind: 'resume' };
+  if (status !== 'completed' && m.checkpoint && hasCheckpoint(runDir) && sameRun(m, run, plan)) return { kind: 'resume' };
   return { kind: 'fresh' };
 }
 

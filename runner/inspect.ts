@@ -4,11 +4,28 @@ import path from 'node:path';
 import { arrowFileSummary } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { effectiveStatus, writerState, type Manifest } from './runDirectory.ts';
+import { checkCheckpoints, hasCheckpoint, unusable, type CheckpointState } from './resume.ts';
 
 function describeArrow(file: string): string {
   const { schema, rows } = arrowFileSummary(file);
   const cols = schema.fields.map((f) => `${f.name}:${String(f.type)}`).join(', ');
   return `${rows} rows; ${cols}`;
+}
+
+/**
+ * What a resume of an interrupted or failed run would do, verifying its checkpoint files (a full
+ * read of each): resume from the newest, fall back to the previous one (saying what is wrong with
+ * the newest), or nothing, and why.
+ */
+function resumeAdvice(dir: string): string {
+  if (!hasCheckpoint(dir)) return 'no checkpoint to resume from';
+  const { newest, previous } = checkCheckpoints(dir);
+  const resume = (c: CheckpointState) => ('step' in c ? `resume from step ${c.step} with: socsim run --resume ${dir}` : '');
+  if ('step' in newest) return resume(newest);
+  const bad = `${newest.name} ${unusable(newest.error)}`;
+  if (!previous) return `${bad} and there is no previous checkpoint: nothing to resume from`;
+  if ('step' in previous) return `${bad}; the previous checkpoint, ${previous.name}, is good: ${resume(previous)}`;
+  return `${bad} and the previous one, ${previous.name}, ${unusable(previous.error)}: nothing to resume from`;
 }
 
 /** The status, with what a reader can do about it: a dead "running" run was interrupted. */
@@ -17,9 +34,7 @@ function statusLine(m: Manifest, dir: string): string {
   let line = status + (m.error ? `: ${m.error}` : '');
   if (m.status === 'running' && status === 'interrupted') line += ` (process ${m.pid} is gone)`;
   else if (m.status === 'running' && writerState(m, dir) === 'unknown' && m.host) line += ` (on ${m.host}, process ${m.pid ?? '?'}; cannot check from here)`;
-  if (status === 'interrupted' || status === 'failed') {
-    line += m.checkpoint ? `; resume from step ${m.checkpoint.step} with: socsim run --resume ${dir}` : '; no checkpoint to resume from';
-  }
+  if (status === 'interrupted' || status === 'failed') line += `; ${resumeAdvice(dir)}`;
   return line;
 }
 
@@ -45,7 +60,7 @@ export function inspectRun(dir: string): string {
   ];
   const g = m.graph_file;
   if (g) lines.push(`graph file ${g.path} (${g.format}, ${g.bytes} bytes, sha256 ${g.sha256}; ids ${g.ids}, ${g.directed ? 'directed' : 'undirected'}; dropped ${g.dropped.self_loops} self loops, ${g.dropped.duplicates} duplicates)`);
-  if (m.checkpoint) lines.push(`checkpoint after step ${m.checkpoint.step}: ${m.checkpoint.file}, ${m.checkpoint.bytes} bytes, written in ${m.checkpoint.seconds} s`);
+  if (m.checkpoint) lines.push(`checkpoint after step ${m.checkpoint.step}: ${m.checkpoint.file}, ${m.checkpoint.bytes} bytes${m.checkpoint.seconds === undefined ? '' : `, written in ${m.checkpoint.seconds} s`}`);
   if (m.checkpoint_error) lines.push(`checkpoint failed: ${m.checkpoint_error}`);
   for (const r of m.resumed ?? []) lines.push(`resumed    from step ${r.from_step} at ${r.at}${r.backend ? ` on ${r.backend}, ${r.threads} threads` : ''}`);
   lines.push('files:');

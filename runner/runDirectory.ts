@@ -71,8 +71,13 @@ export interface Manifest {
   file_bytes?: Record<string, number>;
   /** What `socsim run --resume` needs to set the same run up again (see runner/resume.ts). */
   invocation?: Invocation;
-  /** The last checkpoint: the step after which it was taken and its file. */
-  checkpoint?: { step: number; file: string; bytes: number; seconds: number };
+  /**
+   * The latest checkpoint the run wrote, or restored when it resumed: the step after which it was
+   * taken, its file, its size and the seconds its write took (absent when no process of the run
+   * timed it: a resume fell back to the previous checkpoint). The one before it is kept too
+   * (runner/resume.ts: PREVIOUS_CHECKPOINT_FILE); `socsim inspect` verifies both.
+   */
+  checkpoint?: { step: number; file: string; bytes: number; seconds?: number };
   /** Why the latest checkpoint could not be written (the run went on without it). */
   checkpoint_error?: string;
   /** Each time the run was resumed: from which step, when, on how many threads and which backend, set-up again plus reading the checkpoint, and the restore. */
@@ -129,7 +134,7 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 }
 
 /** Files a run writes at the top of its directory (phases may add more; the manifest lists them). */
-const RUN_FILES = ['manifest.json', 'checkpoint.bin', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'conversations.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
+const RUN_FILES = ['manifest.json', 'checkpoint.bin', 'checkpoint.prev.bin', 'metrics.arrow', 'graph.arrow', 'graph-end.arrow', 'posts.arrow', 'events.arrow', 'cascades.arrow', 'conversations.arrow', 'archetypes.arrow', 'llm-cache.jsonl'];
 /** A snapshot in agents/, or what an interrupted atomic write of one left. */
 const SNAPSHOT_FILE = /^step-\d{6,}\.arrow(\.tmp)?$/;
 /** A manifest-listed name that stays inside the directory: no separators, no leading dot. */

@@ -14,13 +14,13 @@ import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend, type BackendName } from '../sim-core/backend.ts';
 import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type RunOutputs, type World } from '../sim-core/phase.ts';
 import { ArrowFileAppender, writeArrowFile, type AppenderState, type ColumnData } from '../sim-core/io/arrowFile.ts';
-import { readCheckpoint, writeCheckpoint } from '../sim-core/checkpoint.ts';
+import { writeCheckpoint } from '../sim-core/checkpoint.ts';
 import { pinRows, withLazyFollowers, type Csr, type Graph } from '../sim-core/csr.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { Scenario, SetupContext } from './defineScenario.ts';
 import { keysAt, unknownKeyMessage } from './strictParams.ts';
-import { CHECKPOINT_FILE, CheckpointPolicy, resumableRun } from './resume.ts';
+import { CHECKPOINT_FILE, CheckpointPolicy, PREVIOUS_CHECKPOINT_FILE, resumableRun, resumeCheckpoint } from './resume.ts';
 import { llmOptions, setupLlm, type LlmOptions } from '../llm-archetypes/setup.ts';
 import { redactUrl } from '../llm-archetypes/providers.ts';
 import { PACKAGE_VERSION } from './packageInfo.ts';
@@ -99,6 +99,11 @@ export interface RunOptions {
    */
   onReady?(): void;
   log?(line: string): void;
+  /**
+   * Lines the user must see even when `log` is off (a resume that passes over a damaged checkpoint
+   * for the previous one); default `log`.
+   */
+  warn?(line: string): void;
   /** Resolves to true once the run should stop at the next step boundary. */
   signal?: { stopRequested: boolean };
   /** Run kernels on this executor instead of creating one for `threads` (the caller closes it). */
@@ -183,6 +188,7 @@ export function paramError(scenario: string, err: z.ZodError, schema?: z.core.$Z
 
 export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promise<RunResult> {
   const log = o.log ?? (() => {});
+  const warn = o.warn ?? log;
   const parsed = scenario.params.safeParse(o.params ?? {});
   if (!parsed.success) throw paramError(scenario.name, parsed.error, scenario.params, o.params ?? {});
   const params = parsed.data as Record<string, unknown>;
@@ -332,7 +338,12 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
   };
 
   try {
-    const ckpt = resuming ? readCheckpoint<CheckpointMeta>(resuming.checkpoint) : undefined;
+    // Verified before anything is set up (a damaged newest checkpoint gives way to the previous one).
+    const taken = resuming ? resumeCheckpoint<CheckpointMeta>(dir, outLabel, warn) : undefined;
+    const ckpt = taken?.checkpoint;
+    // Whether checkpoint.bin holds a good checkpoint to keep as the previous one when the next is
+    // written: not when the resume passed over it as damaged (the next one replaces it).
+    let keepNewest = !taken?.fellBack;
     // A changed graph in the checkpoint stands in for set-up's: the generator (~1 min at 10M
     // agents) and the CSR are skipped, and set-up's rows are never in memory beside the saved ones.
     const saved = ckpt?.meta.graphChanged && ckpt.meta.graphForSetup ? (ckpt.readField('graph') as { following: Csr }).following : undefined;
@@ -437,6 +448,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       manifest.step_wall_ms = m.manifest.step_wall_ms;
       manifest.phase_wall_ms = m.manifest.phase_wall_ms;
       manifest.files.agents = m.manifest.agents;
+      // The checkpoint restored, which a stop before the next one need not write again.
+      const file = path.join(dir, taken!.file);
+      const prior = manifest.checkpoint;
+      manifest.checkpoint = { step: m.step, file: taken!.file, bytes: fs.statSync(file).size, ...(prior?.step === m.step && prior.file === taken!.file && { seconds: prior.seconds }) };
       // Snapshots past the checkpoint are written again when their step comes.
       const keep = new Set(m.manifest.agents);
       for (const f of fs.readdirSync(path.join(dir, 'agents'))) if (!keep.has(`agents/${f}`)) fs.rmSync(path.join(dir, 'agents', f), { force: true });
@@ -475,7 +490,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       };
       let bytes: number;
       try {
-        bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, graphChanged ? world.graph : null, phases, llm?.cache.state), meta);
+        const previous = keepNewest ? { previous: path.join(dir, PREVIOUS_CHECKPOINT_FILE) } : {};
+        bytes = writeCheckpoint(path.join(dir, CHECKPOINT_FILE), stateRoot(world.agents, graphChanged ? world.graph : null, phases, llm?.cache.state), meta, previous);
       } catch (err) {
         // A checkpoint is insurance, not a result: a full disk must not end a run that can go on.
         // The previous checkpoint (if any) stays valid; the manifest says what happened.
@@ -485,6 +501,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         policy.record(performance.now() - tc);
         return;
       }
+      keepNewest = true;
       const ms = performance.now() - tc;
       policy.record(ms);
       manifest.checkpoint = { step: done, file: CHECKPOINT_FILE, bytes, seconds: Math.round(ms) / 1000 };
@@ -572,8 +589,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       }
     }
     await completed;
-    // A complete run needs no checkpoint (it can be large): drop it.
-    fs.rmSync(path.join(dir, CHECKPOINT_FILE), { force: true });
+    // A complete run needs no checkpoint (they can be large): drop both.
+    for (const f of [CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE]) fs.rmSync(path.join(dir, f), { force: true });
     manifest.checkpoint = undefined;
     await finish('completed');
     return { dir, manifest };

@@ -17,16 +17,67 @@
  * phase must therefore keep what it carries across steps in objects reachable from its `state`,
  * not in closure variables that hold typed arrays.
  *
- * File layout: "SOCSIMCK" (8 bytes), format version (u32), JSON length (u32), the JSON tree, then,
- * from the next 8-byte boundary, each buffer at the 8-byte-aligned offset the JSON lists for it. Written to a temporary name, fsynced
- * and renamed, so a checkpoint file is complete or absent; large buffers go out in bounded writes.
+ * File layout (format version 2), all integers little-endian:
+ *   0  "SOCSIMCK" (8 bytes)
+ *   8  format version (u32)
+ *  12  JSON length (u32)
+ *  16  the file's length in bytes, trailer included (u64)
+ *  24  header check: the first 8 bytes of the SHA-256 of bytes 0-23
+ *  32  the JSON tree; then, from the next 8-byte boundary, each buffer at the 8-byte-aligned offset
+ *      the JSON lists for it (zero padding between)
+ *  the last 32 bytes: the SHA-256 of every byte before them (header, JSON, padding and buffers).
+ * Bytes 0-31 keep this layout in every later format version, so that a socsim can tell a version
+ * it does not read (the header check holds) from a damaged header (it does not). Version 1 (no
+ * length, no checks; JSON from byte 16) is refused by its version.
+ *
+ * Reading verifies before anything is restored: the magic, the version, the header check, the
+ * length against the file's size, then the SHA-256 over the whole file, in one pass of bounded
+ * reads (the buffers are read again by restoreInto, so a verified read costs a second pass over
+ * the file, mostly from the page cache). Anything wrong throws a CheckpointError naming the file
+ * and the problem in one line. Writing hashes each byte as it goes out (no second pass), to a
+ * temporary name that is fsynced before it is renamed, so a checkpoint file is complete or absent;
+ * large buffers go out in bounded writes. With `previous`, the checkpoint being replaced is kept
+ * under that name (see writeCheckpoint).
  */
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import type { TypedArray } from './table.ts';
 
 const MAGIC = 'SOCSIMCK';
-const VERSION = 1;
+/** The format version this socsim writes and reads. */
+export const CHECKPOINT_VERSION = 2;
+/** Bytes of the fixed header (magic, version, JSON length, file length, header check). */
+const HEAD = 32;
+/** Bytes of the trailer: a SHA-256 digest. */
+const DIGEST = 32;
 const CHUNK = 64 << 20;
+/** Bytes per read while verifying (a bounded buffer, whatever the file's size). */
+const VERIFY_CHUNK = 8 << 20;
+
+/**
+ * A checkpoint file that cannot be used: `problem` says why in a few words ("missing", "checksum
+ * mismatch", "truncated: N of M bytes", "format version X, this socsim reads Y", ...); the message
+ * is "FILE: problem". `kind` sorts the problems for callers that word them: `damaged` (checksum,
+ * length, not a checkpoint), `version` (another format) or `missing`.
+ */
+export class CheckpointError extends Error {
+  override name = 'CheckpointError';
+  readonly file: string;
+  readonly problem: string;
+  readonly kind: 'damaged' | 'version' | 'missing';
+  constructor(file: string, problem: string, kind: CheckpointError['kind']) {
+    super(`${file}: ${problem}`);
+    this.file = file;
+    this.problem = problem;
+    this.kind = kind;
+  }
+}
+
+/** The header check: the first 8 bytes of the SHA-256 of the header's first 24 bytes. */
+function headerCheck(head: Uint8Array): Buffer {
+  return createHash('sha256').update(head.subarray(0, 24)).digest().subarray(0, 8);
+}
 
 const CTORS = {
   Float32Array,
@@ -128,8 +179,21 @@ function* chunks(b: ArrayBufferLike, bytes: number): Generator<Uint8Array> {
   for (let o = 0; o < bytes; o += CHUNK) yield new Uint8Array(b, o, Math.min(CHUNK, bytes - o));
 }
 
-/** Writes `root`'s state to `file` (atomically: a temporary name, fsync, rename). Returns bytes written. */
-export function writeCheckpoint(file: string, root: object, meta: object): number {
+export interface WriteOptions {
+  /**
+   * Keep the checkpoint this one replaces: once the new file is complete and fsynced, an existing
+   * `file` is renamed to `previous` (replacing what was there), then the new file takes `file`'s
+   * name. A kill between the two renames leaves `previous` and no `file`; never a half file under
+   * either name.
+   */
+  previous?: string;
+}
+
+/**
+ * Writes `root`'s state to `file` (atomically: a temporary name, fsync, rename; then the directory
+ * is fsynced so the renames last). Returns bytes written.
+ */
+export function writeCheckpoint(file: string, root: object, meta: object, o: WriteOptions = {}): number {
   const enc = new Encoder();
   const tree = enc.encode(root);
   const entries: BufferEntry[] = [];
@@ -141,16 +205,21 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
   // Buffer offsets are relative to the data start, the first 8-byte boundary after the JSON, so
   // the JSON (which can be large: cascade member sets) is encoded once.
   const json = Buffer.from(JSON.stringify({ meta, tree, buffers: entries }), 'utf8');
-  const start = Math.ceil((16 + json.byteLength) / 8) * 8;
-  const head = Buffer.alloc(16);
+  const start = Math.ceil((HEAD + json.byteLength) / 8) * 8;
+  const total = start + rel + DIGEST;
+  const head = Buffer.alloc(HEAD);
   head.write(MAGIC, 0, 'latin1');
-  head.writeUInt32LE(VERSION, 8);
+  head.writeUInt32LE(CHECKPOINT_VERSION, 8);
   head.writeUInt32LE(json.byteLength, 12);
+  head.writeBigUInt64LE(BigInt(total), 16);
+  headerCheck(head).copy(head, 24);
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, 'w');
+  const hash = createHash('sha256');
   let pos = 0;
   let done = false;
-  const put = (bytes: Uint8Array) => {
+  const put = (bytes: Uint8Array, hashed = true) => {
+    if (hashed) hash.update(bytes);
     for (let o = 0; o < bytes.byteLength; ) {
       const n = writeSync(fd, bytes, o, Math.min(CHUNK, bytes.byteLength - o), pos);
       o += n;
@@ -161,12 +230,14 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
     put(head);
     put(json);
     const pad = new Uint8Array(8);
-    put(pad.subarray(0, start - 16 - json.byteLength));
+    put(pad.subarray(0, start - HEAD - json.byteLength));
     enc.buffers.forEach((b, i) => {
       for (const view of chunks(b, enc.ends[i])) put(view);
       const extra = Math.ceil(enc.ends[i] / 8) * 8 - enc.ends[i];
       if (extra > 0) put(pad.subarray(0, extra));
     });
+    put(hash.digest(), false);
+    if (pos !== total) throw new Error(`${tmp}: wrote ${pos} bytes, expected ${total}`);
     fsyncSync(fd);
     done = true;
   } finally {
@@ -174,8 +245,34 @@ export function writeCheckpoint(file: string, root: object, meta: object): numbe
     // A half-written checkpoint is worthless; never leave one behind (the previous one stays).
     if (!done) rmSync(tmp, { force: true });
   }
-  renameSync(tmp, file);
+  try {
+    if (o.previous) {
+      try {
+        renameSync(file, o.previous);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  syncDirectory(path.dirname(file));
   return pos;
+}
+
+/** fsyncs a directory so that renames in it survive a power loss (where the platform allows it). */
+function syncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Not every platform opens or syncs directories (Windows); the rename itself is atomic anyway.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 export interface Checkpoint<M = unknown> {
@@ -197,25 +294,60 @@ export interface Checkpoint<M = unknown> {
 }
 
 /**
- * Reads a checkpoint file's header and tree (and checks that every buffer is within the file);
- * the buffers are read by restoreInto. Buffers that were shared come back on SharedArrayBuffers.
+ * Checks `fd` (the checkpoint `file`, `size` bytes) as the file layout above says, hashing every
+ * byte; returns the JSON's length. Throws a CheckpointError naming what is wrong.
+ */
+function verify(file: string, fd: number, size: number): number {
+  const damaged = (problem: string) => new CheckpointError(file, problem, 'damaged');
+  const head = Buffer.alloc(HEAD);
+  const got = readSync(fd, head, 0, HEAD, 0);
+  if (got >= MAGIC.length && head.toString('latin1', 0, MAGIC.length) !== MAGIC) throw damaged(`not a socsim checkpoint: it does not start with ${MAGIC}`);
+  if (got >= 12 && head.readUInt32LE(8) === 1) throw new CheckpointError(file, `format version 1, this socsim reads ${CHECKPOINT_VERSION}`, 'version');
+  if (size < HEAD) throw damaged(`truncated: ${size} bytes, less than the ${HEAD}-byte header`);
+  if (!headerCheck(head).equals(head.subarray(24, 32))) throw damaged('checksum mismatch in the header');
+  const version = head.readUInt32LE(8);
+  if (version !== CHECKPOINT_VERSION) throw new CheckpointError(file, `format version ${version}, this socsim reads ${CHECKPOINT_VERSION}`, 'version');
+  const total = Number(head.readBigUInt64LE(16));
+  if (size < total) throw damaged(`truncated: ${size} of ${total} bytes`);
+  if (size > total) throw damaged(`${size} bytes where its header says ${total}`);
+  const jsonLength = head.readUInt32LE(12);
+  if (HEAD + jsonLength + DIGEST > total) throw damaged(`its header gives ${jsonLength} bytes of JSON in a file of ${total}`);
+  const hash: Hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(Math.min(VERIFY_CHUNK, total));
+  for (let o = 0; o < total - DIGEST; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, total - DIGEST - o), o);
+    if (n <= 0) throw damaged(`truncated: ${o} of ${total} bytes`);
+    hash.update(buf.subarray(0, n));
+    o += n;
+  }
+  const stored = Buffer.alloc(DIGEST);
+  if (readSync(fd, stored, 0, DIGEST, total - DIGEST) !== DIGEST) throw damaged(`truncated: ${total - DIGEST} of ${total} bytes`);
+  if (!hash.digest().equals(stored)) throw damaged('checksum mismatch');
+  return jsonLength;
+}
+
+/**
+ * Reads a checkpoint file's header and tree after verifying the whole file (see the file layout
+ * above; a file that fails throws a CheckpointError, and so does a missing one); the buffers are
+ * read by restoreInto. Buffers that were shared come back on SharedArrayBuffers.
  */
 export function readCheckpoint<M = unknown>(file: string): Checkpoint<M> {
-  const fd = openSync(file, 'r');
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new CheckpointError(file, 'missing', 'missing');
+    throw err;
+  }
   let parsed: { meta: M; tree: Encoded; buffers: BufferEntry[] };
   let start: number;
   try {
     const size = fstatSync(fd).size;
-    const fixed = Buffer.alloc(16);
-    readSync(fd, fixed, 0, 16, 0);
-    if (fixed.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${file} is not a socsim checkpoint`);
-    const version = fixed.readUInt32LE(8);
-    if (version !== VERSION) throw new Error(`${file} has checkpoint format ${version}; this socsim reads ${VERSION}`);
-    const jsonBytes = Buffer.alloc(fixed.readUInt32LE(12));
-    readSync(fd, jsonBytes, 0, jsonBytes.length, 16);
+    const jsonBytes = Buffer.alloc(verify(file, fd, size));
+    readSync(fd, jsonBytes, 0, jsonBytes.length, HEAD);
     parsed = JSON.parse(jsonBytes.toString('utf8')) as typeof parsed;
-    start = Math.ceil((16 + jsonBytes.length) / 8) * 8;
-    for (const e of parsed.buffers) if (start + e.at + e.bytes > size) throw new Error(`${file} is truncated`);
+    start = Math.ceil((HEAD + jsonBytes.length) / 8) * 8;
+    for (const e of parsed.buffers) if (start + e.at + e.bytes > size - DIGEST) throw new CheckpointError(file, 'a buffer reaches past the data', 'damaged');
   } finally {
     closeSync(fd);
   }
@@ -318,7 +450,7 @@ class Decoder {
     for (const view of chunks(b, e.bytes)) {
       for (let v = 0; v < view.byteLength; ) {
         const n = readSync(this.fd, view, v, view.byteLength - v, o);
-        if (n <= 0) throw new Error(`${this.file} is truncated`);
+        if (n <= 0) throw new CheckpointError(this.file, `truncated while it was read (after it was verified)`, 'damaged');
         v += n;
         o += n;
       }

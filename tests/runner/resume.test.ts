@@ -4,8 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { expectSameFiles, runAndStop, socsim, steps, tempDir } from './cliHelpers.ts';
+import { readCheckpoint } from '../../sim-core/checkpoint.ts';
+import { BIN, ROOT, expectSameFiles, runAndStop, socsim, steps, tempDir } from './cliHelpers.ts';
 import { childEnv, personaReply, socsim as socsimAsync } from '../llm-archetypes/cliHelpers.ts';
 import { ok, startFakeServer } from '../llm-archetypes/fakeServer.ts';
 
@@ -86,14 +88,15 @@ describe('socsim run --resume', () => {
     expect(socsim([...REBUILDS, '--out', ref, '--quiet']).code).toBe(0);
     const dir = path.join(tmp, 'rebuild-int');
     expect(await runAndStop(REBUILDS, dir, 3, 'SIGINT')).toBe(130);
-    // The checkpoint's JSON (after "SOCSIMCK", the format and its length): the rebuilt graph as its
-    // following rows, without the followers (their transpose, built again only if read).
+    // The checkpoint's JSON (after the 32-byte header: "SOCSIMCK", the format, the JSON's length,
+    // ...): the rebuilt graph as its following rows, without the followers (their transpose, built
+    // again only if read).
     const file = path.join(dir, 'checkpoint.bin');
-    const head = Buffer.alloc(16);
+    const head = Buffer.alloc(32);
     const fd = fs.openSync(file, 'r');
-    fs.readSync(fd, head, 0, 16, 0);
+    fs.readSync(fd, head, 0, 32, 0);
     const json = Buffer.alloc(head.readUInt32LE(12));
-    fs.readSync(fd, json, 0, json.length, 16);
+    fs.readSync(fd, json, 0, json.length, 32);
     fs.closeSync(fd);
     const { meta, tree } = JSON.parse(json.toString('utf8'));
     expect(meta.step).toBeGreaterThanOrEqual(3);
@@ -109,6 +112,92 @@ describe('socsim run --resume', () => {
     expect(manifest(dir).edges).toBe(manifest(ref).edges);
   });
 
+  // A run stopped with Ctrl-C after its 8th step or later: two checkpoints (every 2 steps, and the
+  // one Ctrl-C takes), damaged below.
+  const damaged = path.join(tmp, 'social-damaged');
+  const newest = path.join(damaged, 'checkpoint.bin');
+  const previous = path.join(damaged, 'checkpoint.prev.bin');
+  const stepOf = (file: string) => readCheckpoint<{ step: number }>(file).meta.step;
+  // 64 bytes set to 0xFF in the middle of a checkpoint (as probed: such a checkpoint was accepted,
+  // and the resume wrote wrong steps, checkpointed them and failed later).
+  const flip = (file: string) => {
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, Math.floor(fs.fstatSync(fd).size / 2));
+    fs.closeSync(fd);
+  };
+
+  it('with no previous checkpoint, one with bytes flipped or truncated is refused in one line (exit 2) and inspect does not advise resuming', async () => {
+    expect(await runAndStop(SOCIAL, damaged, 8, 'SIGINT')).toBe(130);
+    const newestStep = stepOf(newest);
+    expect(socsim(['inspect', damaged]).stdout).toContain(`status     interrupted; resume from step ${newestStep} with: socsim run --resume ${damaged}\n`);
+    // Copies without the previous checkpoint, the newest flipped or truncated.
+    const alone = path.join(tmp, 'social-damaged-alone');
+    const cut = path.join(tmp, 'social-damaged-cut');
+    for (const d of [alone, cut]) {
+      fs.cpSync(damaged, d, { recursive: true });
+      fs.rmSync(path.join(d, 'checkpoint.prev.bin'), { force: true });
+    }
+    flip(path.join(alone, 'checkpoint.bin'));
+    const size = fs.statSync(path.join(cut, 'checkpoint.bin')).size;
+    fs.truncateSync(path.join(cut, 'checkpoint.bin'), 1000);
+
+    let r = socsim(['run', '--resume', alone]);
+    expect(r.stderr).toBe(`socsim: --resume ${alone}: ${alone}/checkpoint.bin is damaged (checksum mismatch), and there is no previous checkpoint; start the run again with --force\n`);
+    expect(r.code).toBe(2);
+    expect(socsim(['inspect', alone]).stdout).toContain(`status     interrupted; checkpoint.bin is damaged (checksum mismatch) and there is no previous checkpoint: nothing to resume from\n`);
+    r = socsim(['run', '--resume', cut]);
+    expect(r.stderr).toBe(`socsim: --resume ${cut}: ${cut}/checkpoint.bin is damaged (truncated: 1000 of ${size} bytes), and there is no previous checkpoint; start the run again with --force\n`);
+    expect(r.code).toBe(2);
+    expect(socsim(['inspect', cut]).stdout).not.toMatch(/resume from step/);
+    // A refused resume changes nothing: the manifest still says interrupted.
+    expect(JSON.parse(fs.readFileSync(path.join(cut, 'manifest.json'), 'utf8')).status).toBe('interrupted');
+  }, 120_000);
+
+  it('with a previous good checkpoint, --resume passes over a damaged newest one, saying so in one line, and ends byte-identical; inspect advises the previous one', async () => {
+    const newestStep = stepOf(newest);
+    const prevStep = stepOf(previous);
+    expect(newestStep).toBeGreaterThan(prevStep);
+    expect(prevStep).toBeGreaterThanOrEqual(6);
+    flip(newest);
+    const dir = damaged;
+    expect(socsim(['inspect', dir]).stdout).toContain(`status     interrupted; checkpoint.bin is damaged (checksum mismatch); the previous checkpoint, checkpoint.prev.bin, is good: resume from step ${prevStep} with: socsim run --resume ${dir}\n`);
+    // Resumed from the previous checkpoint and stopped again (Ctrl-C) a step or more on, with one
+    // checkpoint only (the one Ctrl-C takes): it replaces the damaged one, and the previous one is
+    // kept, not the damaged one made previous.
+    const child = spawn(process.execPath, [BIN, 'run', '--resume', dir, '--quiet', '--checkpoint-every', '100'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const resumedTo = () => {
+      try {
+        const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+        return m.resumed?.length === 1 ? m.steps_completed : -1;
+      } catch {
+        return -1; // caught mid-rename
+      }
+    };
+    // One SIGINT only: a second one quits at once, without the checkpoint.
+    const poll = setInterval(() => {
+      if (resumedTo() <= prevStep) return;
+      clearInterval(poll);
+      child.kill('SIGINT');
+    }, 2);
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    clearInterval(poll);
+    expect(code).toBe(130);
+    // The line, then Ctrl-C's.
+    expect(stderr.split('\n')[0]).toBe(`${dir}/checkpoint.bin is damaged (checksum mismatch); resuming from the previous checkpoint, ${dir}/checkpoint.prev.bin (after step ${prevStep})`);
+    expect(stepOf(previous)).toBe(prevStep);
+    expect(stepOf(newest)).toBeGreaterThan(prevStep);
+    const restep = stepOf(newest);
+    const r = socsim(['run', '--resume', dir, '--quiet']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expectSameFiles(socialRef, dir);
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(m.resumed.map((x: { from_step: number }) => x.from_step)).toEqual([prevStep, restep]);
+    for (const f of ['checkpoint.bin', 'checkpoint.prev.bin']) expect(fs.existsSync(path.join(dir, f)), f).toBe(false);
+  }, 180_000);
+
   it('refuses what it cannot resume, with the reason (exit 2)', async () => {
     const dir = path.join(tmp, 'social-refuse');
     await runAndStop(SOCIAL, dir, 4, 'SIGKILL');
@@ -118,7 +207,7 @@ describe('socsim run --resume', () => {
     r = socsim(['run', 'voter', '--resume', dir]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/takes the scenario from the run/);
-    fs.rmSync(path.join(dir, 'checkpoint.bin'));
+    for (const f of ['checkpoint.bin', 'checkpoint.prev.bin']) fs.rmSync(path.join(dir, f), { force: true });
     r = socsim(['run', '--resume', dir]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no checkpoint/);

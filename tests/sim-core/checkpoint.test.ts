@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCheckpoint, writeCheckpoint } from '../../sim-core/checkpoint.ts';
+import { CHECKPOINT_VERSION, CheckpointError, readCheckpoint, writeCheckpoint } from '../../sim-core/checkpoint.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-ckpt-'));
@@ -201,6 +202,123 @@ describe('checkpoint', () => {
     expect(() => readCheckpoint(path.join(tmp, 'other.bin'))).toThrow(/not a socsim checkpoint/);
     expect(() => writeCheckpoint(path.join(tmp, 'c.bin'), { f: new DataView(new ArrayBuffer(4)) }, {})).toThrow();
     expect(fs.existsSync(path.join(tmp, 'c.bin'))).toBe(false);
+  });
+});
+
+/** The CheckpointError reading `file` throws (fails the test when it reads). */
+function refusal(file: string): CheckpointError {
+  try {
+    readCheckpoint(file);
+  } catch (err) {
+    expect(err).toBeInstanceOf(CheckpointError);
+    return err as CheckpointError;
+  }
+  throw new Error(`${file} was read`);
+}
+
+describe('checkpoint verification', () => {
+  // A world whose file has a header, JSON, padding, several buffers and the trailer.
+  const world = () => {
+    const w = build();
+    w.columns.opinion.set([0.1, -0.2, 0.3, 0.4, 0.5]);
+    w.counter.bump(4);
+    return w;
+  };
+
+  it('every byte is covered: bytes changed anywhere in the file are refused as one line naming the file, before anything is restored', () => {
+    const file = path.join(tmp, 'flip.bin');
+    writeCheckpoint(file, world(), { step: 3 });
+    const good = fs.readFileSync(file);
+    const size = good.length;
+    expect(good.readUInt32LE(8)).toBe(CHECKPOINT_VERSION);
+    expect(Number(good.readBigUInt64LE(16))).toBe(size);
+    const json = good.readUInt32LE(12);
+    const cases: Array<[string, number, number, string]> = [
+      // where, offset, bytes set to 0xFF, the problem
+      ['the magic', 0, 1, 'not a socsim checkpoint: it does not start with SOCSIMCK'],
+      ['the file length', 16, 1, 'checksum mismatch in the header'],
+      ['the header check', 30, 1, 'checksum mismatch in the header'],
+      ['the JSON', 32 + 10, 1, 'checksum mismatch'],
+      ['the JSON, made invalid', 32 + json - 1, 1, 'checksum mismatch'],
+      ['a buffer', size - 40, 1, 'checksum mismatch'],
+      ['the trailer', size - 1, 1, 'checksum mismatch'],
+      // As probed on a run: 64 bytes in the middle (before, accepted and restored as garbage).
+      ['64 bytes in the middle', Math.floor(size / 2) - 32, 64, 'checksum mismatch'],
+    ];
+    for (const [where, at, n, problem] of cases) {
+      const bad = Buffer.from(good);
+      bad.fill(0xff, at, at + n);
+      if (bad.equals(good)) bad.fill(0x00, at, at + n);
+      fs.writeFileSync(file, bad);
+      const err = refusal(file);
+      expect(err.message, where).toBe(`${file}: ${problem}`);
+      expect(err.kind, where).toBe('damaged');
+    }
+    fs.writeFileSync(file, good);
+    expect(readCheckpoint<{ step: number }>(file).meta).toEqual({ step: 3 });
+  });
+
+  it('a truncated file says how much of it is there, not a JSON or read error', () => {
+    const file = path.join(tmp, 'whole.bin');
+    writeCheckpoint(file, world(), {});
+    const good = fs.readFileSync(file);
+    const size = good.length;
+    const cut = path.join(tmp, 'cut-short.bin');
+    // Inside the JSON, inside the buffers, the trailer half gone.
+    for (const keep of [40, size - 100, size - 16]) {
+      fs.writeFileSync(cut, good.subarray(0, keep));
+      expect(refusal(cut).message).toBe(`${cut}: truncated: ${keep} of ${size} bytes`);
+    }
+    for (const keep of [0, 20]) {
+      fs.writeFileSync(cut, good.subarray(0, keep));
+      expect(refusal(cut).message).toBe(`${cut}: truncated: ${keep} bytes, less than the 32-byte header`);
+    }
+    fs.writeFileSync(cut, Buffer.concat([good, Buffer.alloc(8)]));
+    expect(refusal(cut).message).toBe(`${cut}: ${size + 8} bytes where its header says ${size}`);
+    expect(refusal(path.join(tmp, 'absent.bin'))).toMatchObject({ kind: 'missing', problem: 'missing' });
+  });
+
+  it('another format version is refused by its number; a damaged version field is damage', () => {
+    const file = path.join(tmp, 'version.bin');
+    writeCheckpoint(file, world(), {});
+    const good = fs.readFileSync(file);
+    // A later version (its header check holds): the header's first 32 bytes keep their layout.
+    const later = Buffer.from(good);
+    later.writeUInt32LE(CHECKPOINT_VERSION + 1, 8);
+    createHash('sha256').update(later.subarray(0, 24)).digest().copy(later, 24, 0, 8);
+    fs.writeFileSync(file, later);
+    expect(refusal(file)).toMatchObject({ kind: 'version', message: `${file}: format version ${CHECKPOINT_VERSION + 1}, this socsim reads ${CHECKPOINT_VERSION}` });
+    // The version changed and the header check not: damage, not a version.
+    later.copy(good, 8, 8, 12);
+    fs.writeFileSync(file, good);
+    expect(refusal(file).message).toBe(`${file}: checksum mismatch in the header`);
+    // Version 1 (before checksums): "SOCSIMCK", version, JSON length, the JSON, the buffers.
+    const json = Buffer.from(JSON.stringify({ meta: {}, tree: { $obj: 0, f: {} }, buffers: [] }));
+    const v1 = Buffer.alloc(16);
+    v1.write('SOCSIMCK', 0, 'latin1');
+    v1.writeUInt32LE(1, 8);
+    v1.writeUInt32LE(json.length, 12);
+    fs.writeFileSync(file, Buffer.concat([v1, json]));
+    expect(refusal(file)).toMatchObject({ kind: 'version', message: `${file}: format version 1, this socsim reads ${CHECKPOINT_VERSION}` });
+  });
+
+  it('with `previous`, the checkpoint replaced is kept under that name; a failed write changes neither', () => {
+    const file = path.join(tmp, 'rot.bin');
+    const prev = path.join(tmp, 'rot.prev.bin');
+    writeCheckpoint(file, world(), { step: 1 }, { previous: prev });
+    expect(fs.existsSync(prev)).toBe(false);
+    writeCheckpoint(file, world(), { step: 2 }, { previous: prev });
+    writeCheckpoint(file, world(), { step: 3 }, { previous: prev });
+    expect(readCheckpoint(file).meta).toEqual({ step: 3 });
+    expect(readCheckpoint(prev).meta).toEqual({ step: 2 });
+    expect(() => writeCheckpoint(file, { f: new DataView(new ArrayBuffer(4)) }, { step: 4 }, { previous: prev })).toThrow();
+    expect(readCheckpoint(file).meta).toEqual({ step: 3 });
+    expect(readCheckpoint(prev).meta).toEqual({ step: 2 });
+    expect(fs.existsSync(`${file}.tmp`)).toBe(false);
+    // Without `previous` the newest is replaced and the previous one stays as it is.
+    writeCheckpoint(file, world(), { step: 5 });
+    expect(readCheckpoint(file).meta).toEqual({ step: 5 });
+    expect(readCheckpoint(prev).meta).toEqual({ step: 2 });
   });
 });
 
