@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { tableFromIPC } from 'apache-arrow';
-import { InputError } from '../sim-core/errors.ts';
+import { escapeControls, InputError } from '../sim-core/errors.ts';
 import { writeArrowFile, type ColumnData } from '../sim-core/io/arrowFile.ts';
 import { Cmaes } from './cmaes.ts';
 import { executePlan, runComplete, writeFileAtomic, type RunnablePlan, type Shard } from './experimentRun.ts';
@@ -33,6 +33,7 @@ import { loss, type Match, type Target } from './calibrationTarget.ts';
 import { paramsAt, sameCalibration, valueAt, type CalibrationBase, type CalibrationJson, type Fit } from './calibrationSetup.ts';
 import { closestKey } from './strictParams.ts';
 import { makeDirectory } from '../sim-core/io/makeDirectory.ts';
+import { LOCK_ENTRY, lockDirectory } from './dirLock.ts';
 
 export interface CalibrateOptions {
   dir: string;
@@ -188,11 +189,16 @@ function prepareDir(cal: CalibrationJson, o: CalibrateOptions): void {
   const file = path.join(o.dir, 'calibration.json');
   if (fs.existsSync(o.dir) && !fs.statSync(o.dir).isDirectory()) throw new InputError(`--out ${o.label} is not a directory`);
   if (fs.existsSync(file)) {
-    const old = JSON.parse(fs.readFileSync(file, 'utf8')) as CalibrationJson;
+    let old: CalibrationJson;
+    try {
+      old = JSON.parse(fs.readFileSync(file, 'utf8')) as CalibrationJson;
+    } catch (err) {
+      throw new InputError(`${path.join(o.label, 'calibration.json')} is not valid JSON (${escapeControls((err as Error).message)}); pass --force to replace the calibration, or choose another --out`);
+    }
     if (!sameCalibration(old, cal) && !o.force) throw new InputError(`${o.label} holds another calibration (scenario, base, fits, matches, target, seeds, search seed or run options differ); pass --force to replace it, or choose another --out`);
   } else if (fs.existsSync(o.dir)) {
     // Another shard may be creating this very calibration: its first entries are no obstacle.
-    const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs)$/.test(f));
+    const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs)$/.test(f) && !LOCK_ENTRY.test(f));
     if (foreign !== undefined) throw new InputError(`--out ${o.label} is not empty (${foreign}) and holds no calibration.json; choose a new or empty directory`);
   }
   makeDirectory(o.dir);
@@ -234,10 +240,21 @@ export interface CalibrateResult {
 }
 
 export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target: Target, o: CalibrateOptions): Promise<CalibrateResult> {
+  const lambda = cal.search.lambda;
+  if (Math.floor(o.budget / lambda) < 1) throw new InputError(`--budget ${o.budget} is smaller than one generation of the search (${lambda} evaluations); give --budget ${lambda} or more`);
+  // Shards share the directory by design (shared lock); a whole calibration has it to itself.
+  const lock = lockDirectory(o.dir, { mode: o.shard ? 'shared' : 'exclusive', label: o.label, what: `socsim calibrate${o.shard ? ` --shard ${o.shard.index}/${o.shard.count}` : ''}` });
+  try {
+    return await calibrateLocked(b, cal, target, o);
+  } finally {
+    lock.release();
+  }
+}
+
+async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target: Target, o: CalibrateOptions): Promise<CalibrateResult> {
   const { fits, matches, seeds } = cal;
   const lambda = cal.search.lambda;
   const generations = Math.floor(o.budget / lambda);
-  if (generations < 1) throw new InputError(`--budget ${o.budget} is smaller than one generation of the search (${lambda} evaluations); give --budget ${lambda} or more`);
   prepareDir(cal, o);
   const writer = !o.shard || o.shard.index === 0;
   if (writer) writeTarget(path.join(o.dir, 'target.arrow'), target, matches);

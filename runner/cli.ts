@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { addLlmOptions, backendOption, intFlag, llmRunOptions, numFlag } from './flags.ts';
-import { InputError, isInputError } from '../sim-core/errors.ts';
+import { escapeControls, InputError, isInputError } from '../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from './loadScenario.ts';
 import { paramError, runScenario } from './runScenario.ts';
 import { mergeParams } from './strictParams.ts';
@@ -52,7 +52,7 @@ function readParamsFile(file: string): Record<string, unknown> {
   try {
     v = JSON.parse(text);
   } catch (err) {
-    throw new InputError(`--params ${file}: not valid JSON (${(err as Error).message})`);
+    throw new InputError(`--params ${file}: not valid JSON (${escapeControls((err as Error).message)})`);
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError(`--params ${file}: expected a JSON object of parameter overrides, e.g. {"beta": 0.1}`);
   return v as Record<string, unknown>;

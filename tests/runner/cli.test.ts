@@ -174,3 +174,15 @@ describe('bad input exits 2 with one clear line', () => {
     expect(bad.stderr).toMatch(/not a run directory/);
   });
 });
+
+describe('input files quoted in messages', () => {
+  it('a --params file that is not JSON: its control bytes are escaped, never sent raw to the terminal', () => {
+    const f = path.join(tmp, 'esc.json');
+    fs.writeFileSync(f, '{"beta": \x1b[31m0.1}');
+    const r = socsim(['run', 'sir', '--params', f, '--agents', '100', '--steps', '1', '--out', path.join(tmp, 'esc')]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^socsim: --params .*esc\.json: not valid JSON \(/);
+    expect(r.stderr).not.toContain('\x1b');
+  });
+});

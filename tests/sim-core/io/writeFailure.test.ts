@@ -3,7 +3,7 @@
  * names the file, the bytes and the OS error, and the run directory's manifest says "failed" and
  * why, even when finishing the run fails as well.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -125,6 +125,36 @@ describe('a real file system that is full or read-only (tmpfs; needs root, skipp
     expect(r.stderr.trim().split('\n')).toEqual([`socsim: cannot write ${join(ro!, 'a', 'run')}: read-only file system (EROFS at ${ro}); choose another path`]);
     // Before building 2,000,000 agents (seconds): refused in the time it takes to start.
     expect(performance.now() - t0).toBeLessThan(20_000);
+  });
+
+  const checkpointDisk = smallDisk('checkpoints', 'size=4500k');
+  it.skipIf(!checkpointDisk)('a checkpoint that the full disk refuses: the run goes on, and the checkpoint its message promises is there and good', async () => {
+    // 20,000 SIR agents: graph.arrow 0.8 MB, a checkpoint 1.7 MB, written beside the newest and the
+    // previous one before it replaces them: the disk soon has no room for the next.
+    const out = join(checkpointDisk!, 'run');
+    const child = spawn(process.execPath, ['bin/socsim.mjs', 'run', 'sir', '--agents', '20000', '--steps', '1000000', '--checkpoint-every', '1', '--snapshot-every', '0', '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const recorded = () => {
+      try {
+        return manifestOf(out).checkpoint_error;
+      } catch {
+        return undefined;
+      }
+    };
+    while (!recorded()) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const m = manifestOf(out);
+    const promise = /^step \d+: .*ENOSPC.*; the checkpoint of step (\d+) stays$/.exec(m.checkpoint_error ?? '');
+    expect(promise, m.checkpoint_error).not.toBeNull();
+    const kept = Number(promise![1]);
+    expect(m.checkpoint?.step).toBe(kept);
+    // The message's promise holds: inspect verifies the checkpoint and offers to resume from it.
+    const inspect = spawnSync(process.execPath, ['bin/socsim.mjs', 'inspect', out], { cwd: ROOT, encoding: 'utf8' });
+    expect(inspect.stdout).toMatch(new RegExp(`interrupted; resume from step ${kept} with: socsim run --resume ${escape(out)}`));
+    expect(stderr).toMatch(new RegExp(`could not write the checkpoint after step \\d+ \\(.*ENOSPC.*\\); the run goes on and the checkpoint of step ${kept} stays`));
   });
 
   it('/proc/nope fails fast with one line instead of hanging', () => {
