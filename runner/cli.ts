@@ -174,8 +174,9 @@ export async function buildProgram(command?: string): Promise<Command> {
     .description('Million-agent social-media society simulator: columnar agents, classic models, a social platform with feeds, LLM archetypes, Arrow output and a dashboard')
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(str) })
-    .showHelpAfterError('(run with --help for usage)');
+    // Commander's own errors (unknown option or command, missing argument) as every other: one
+    // line starting "socsim:", with where to look.
+    .configureOutput({ outputError: (str, write) => write(`socsim: ${str.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')}; see socsim --help\n`) });
 
   const run = program
     .command('run')

@@ -9,6 +9,7 @@ export function analysisHints(dir: string): string {
     `  SQL:     npx socsim query ${dir} "select * from metrics"   (DuckDB; every table by name)`,
     `  Parquet: npx socsim export ${dir} --format parquet`,
     `  here:    npx socsim inspect ${dir}`,
+    `  dashboard: npx socsim serve ${dir}   (then open http://127.0.0.1:7070/)`,
     '',
   ].join('\n');
 }

@@ -116,7 +116,8 @@ describe('bad input exits 2 with one clear line', () => {
     ['negative seed', ['run', 'voter', '--seed', '-3'], /--seed must be a whole number >= 0/],
     ['unknown parameter', ['run', 'voter', '--set', 'colour=red'], /scenario voter: unknown parameter colour; known: graph, states/],
     ['parameter out of range', ['run', 'independent-cascade', '--set', 'p=1.5'], /parameter p: .*1.*--set p=VALUE/],
-    ['unknown option', ['run', 'voter', '--agnets', '5'], /unknown option '--agnets'/],
+    ['unknown option', ['run', 'voter', '--agnets', '5'], /^socsim: unknown option '--agnets'.*; see socsim --help\n$/],
+    ['unknown command', ['runn', 'voter'], /^socsim: unknown command 'runn'.*; see socsim --help\n$/],
     ['too large for memory', ['run', 'voter', '--agents', '2000000000'], /population too large for this machine.*GiB.*fewer --agents/],
   ];
   for (const [what, args, re] of cases) {
@@ -125,6 +126,7 @@ describe('bad input exits 2 with one clear line', () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(re);
       expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
     });
   }
 
