@@ -201,7 +201,7 @@ export async function buildProgram(command?: string): Promise<Command> {
   addLlmOptions(run)
     .option('--params <file>', 'a JSON object of scenario parameter overrides (e.g. an experiment\'s plans/<run>.json), applied before --set and checked like it')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
-    .addOption(new Option('--quiet', 'no progress output'))
+    .addOption(new Option('--quiet', 'no progress output, and no reading guide after the run (its result and files only)'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
     .action(async (scenarioArg: string | undefined, opts, cmd: Command) => {
       const resumed = opts.resume ? resumeInvocation(scenarioArg, opts.resume, cmd) : undefined;
@@ -295,7 +295,8 @@ export async function buildProgram(command?: string): Promise<Command> {
       const relative = path.relative(process.cwd(), dir);
       const rel = relative === '' ? '.' : relative.startsWith('..') ? dir : relative;
       if (manifest.status === 'interrupted') {
-        process.stdout.write(`interrupted after ${manifest.steps_completed} steps; completed steps are in ${rel}\n`);
+        const resume = manifest.checkpoint ? `; continue from step ${manifest.checkpoint.step} with: socsim run --resume ${rel}` : '; no checkpoint was taken, so it cannot be resumed';
+        process.stdout.write(`interrupted after ${manifest.steps_completed} steps; completed steps are in ${rel}${resume}\n`);
         process.exitCode = 130;
         await server?.close();
         return;
@@ -305,7 +306,8 @@ export async function buildProgram(command?: string): Promise<Command> {
         `done: ${manifest.steps_completed} steps of ${manifest.agents} agents, ${manifest.edges} edges ` +
           `in ${wall.toFixed(1)} s (+${manifest.setup_seconds.toFixed(1)} s set-up)\n` +
           `files: ${rel}/ (${['manifest.json', 'metrics.arrow', 'graph.arrow', ...(manifest.files.graph_end ? [manifest.files.graph_end] : []), ...(manifest.files.other ?? []), 'agents/step-*.arrow'].join(', ')})\n` +
-          analysisHints(rel),
+          // --quiet: the result and where it is, without the reading guide.
+          (opts.quiet ? '' : analysisHints(rel)),
       );
       if (server) {
         server.markReady();

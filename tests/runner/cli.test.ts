@@ -46,7 +46,6 @@ describe('socsim run', () => {
     expect(m.parameters.eps).toBe(0.3);
     expect(m.step_wall_ms).toHaveLength(6);
     expect(m.versions.node).toBe(process.versions.node);
-    expect(a.stdout).toMatch(/pandas/);
     // A different seed changes the results.
     const c = socsim([...common.map((x) => (x === '7' ? '8' : x)), '--out', path.join(tmp, 't3')]);
     expect(c.code, c.stderr).toBe(0);
@@ -81,7 +80,9 @@ describe('socsim run', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
+    let stdout = '';
     child.stderr.on('data', (d) => (err += d));
+    child.stdout.on('data', (d) => (stdout += d));
     await new Promise<void>((resolve, reject) => {
       const t = setInterval(() => {
         if ((err.match(/^step \d+/gm) ?? []).length >= 3) {
@@ -100,6 +101,20 @@ describe('socsim run', () => {
     const metrics = tableFromIPC(fs.readFileSync(path.join(out, 'metrics.arrow')));
     expect(metrics.numRows).toBe(m.steps_completed + 1);
     expect(m.step_wall_ms).toHaveLength(m.steps_completed);
+    // It says how to go on.
+    expect(stdout).toContain(`interrupted after ${m.steps_completed} steps; completed steps are in ${path.relative(ROOT, out).startsWith('..') ? out : path.relative(ROOT, out)}; continue from step ${m.checkpoint.step} with: socsim run --resume `);
+  });
+
+  it('--quiet prints the result and its files, without the reading guide', () => {
+    const r = socsim(['run', 'voter', '--agents', '300', '--steps', '2', '--quiet', '--out', path.join(tmp, 'quiet')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').map((l) => l.split(':')[0])).toEqual(['done', 'files']);
+    expect(r.stderr).toBe('');
+    // Without it, the guide: how pandas, polars, DuckDB, R and the dashboard open the run.
+    const loud = socsim(['run', 'voter', '--agents', '300', '--steps', '2', '--out', path.join(tmp, 'loud')]);
+    expect(loud.code, loud.stderr).toBe(0);
+    expect(loud.stdout).toMatch(/pandas/);
+    expect(loud.stdout).toMatch(/dashboard: npx socsim serve .*loud/);
   });
 });
 
