@@ -62,8 +62,12 @@ export function registerCalibrateCommand(program: Command): void {
     const fmt = (v: number) => v.toPrecision(4);
     process.stdout.write(
       `${b.evaluations} evaluations (${b.runs} runs, ${b.generations} generations, stopped on ${b.stopped}) in ${secs} s\n` +
-        `best loss (NRMSE) ${fmt(b.loss)}; seed noise: standard error ${fmt(b.loss_standard_error)}, a perfect model would score ${fmt(b.noise_nrmse)}\n` +
-        Object.entries(b.parameters).map(([k, v]) => `  ${k} = ${fmt(v)}  (near-best ${b.near_best.ranges[k].map(fmt).join('..')}, ${b.near_best.count} evaluations within 2 standard errors)\n`).join('') +
+        // One seed gives no estimate of the seed noise: say so rather than print NaN.
+        (Number.isFinite(b.loss_standard_error)
+          ? `best loss (NRMSE) ${fmt(b.loss)}; seed noise: standard error ${fmt(b.loss_standard_error)}, a perfect model would score ${fmt(b.noise_nrmse)}\n` +
+            Object.entries(b.parameters).map(([k, v]) => `  ${k} = ${fmt(v)}  (near-best ${b.near_best.ranges[k].map(fmt).join('..')}, ${b.near_best.count} evaluations within 2 standard errors)\n`).join('')
+          : `best loss (NRMSE) ${fmt(b.loss)}; seed noise not estimated from one seed (--seeds 2 or more gives it, and the near-best ranges)\n` +
+            Object.entries(b.parameters).map(([k, v]) => `  ${k} = ${fmt(v)}\n`).join('')) +
         `files: ${opts.out}/ (calibration.json, calibration.arrow, target.arrow, best.json, best/, runs/)\n` +
         `dashboard (target and fit): npx socsim serve ${path.join(opts.out, 'best')}\n`,
     );

@@ -107,6 +107,9 @@ describe('socsim calibrate', () => {
     // Unsharded, the same command finds every run it asks for done, and writes the same table.
     const again = socsim(args);
     expect(again.code, again.stderr).toBe(0);
+    // One seed: no seed-noise estimate, said in words rather than as NaN.
+    expect(again.stdout).toMatch(/seed noise not estimated from one seed/);
+    expect(again.stdout).not.toMatch(/NaN/);
     expect(fs.readdirSync(path.join(dir, 'runs')).sort()).toEqual(runs);
     expect(fs.readFileSync(path.join(dir, 'calibration.arrow')).equals(table)).toBe(true);
   });
