@@ -344,8 +344,8 @@ export async function buildProgram(command?: string): Promise<Command> {
 
   program
     .command('inspect')
-    .description('Summarise a run directory: manifest, files, schemas and row counts')
-    .argument('<run-dir>', 'a run directory written by socsim run')
+    .description('Summarise a run directory (manifest, every file with its schema and rows, whether it can be resumed) or an experiment directory (plan, runs complete, tables)')
+    .argument('<dir>', 'a run directory written by socsim run, or an experiment directory written by socsim experiment')
     .action(async (dir: string) => {
       process.stdout.write((await import('./inspect.ts')).inspectRun(dir));
     });

@@ -1,10 +1,41 @@
-/** `socsim inspect`: a readable summary of a run directory. */
+/** `socsim inspect`: a readable summary of a run directory or of an experiment directory. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { arrowFileSummary } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
-import { effectiveStatus, writerState, type Manifest } from './runDirectory.ts';
+import { effectiveStatus, readRunManifest, runFilesDamage, writerState, type Manifest } from './runDirectory.ts';
+import { readExperimentJson } from './experimentPlan.ts';
 import { checkCheckpoints, hasCheckpoint, unusable, type CheckpointState } from './resume.ts';
+
+/** What a run file holds: an Arrow table's rows and columns, another file's size. */
+function describeFile(file: string): string {
+  if (!fs.existsSync(file)) return 'missing';
+  if (!file.endsWith('.arrow')) return `${fs.statSync(file).size} bytes`;
+  try {
+    return describeArrow(file);
+  } catch (e) {
+    return `unreadable (${(e as Error).message})`;
+  }
+}
+
+/** `socsim inspect` of an experiment directory: its plan, how many runs are complete, its tables. */
+function inspectExperiment(dir: string): string {
+  const json = readExperimentJson(dir);
+  if (!json) throw new InputError(`${dir}/experiment.json is not a socsim experiment plan; pass the folder socsim experiment wrote`);
+  const complete = json.runs.filter((r) => readRunManifest(path.join(dir, r.dir))?.status === 'completed').length;
+  const lines = [
+    `experiment ${path.resolve(dir)}`,
+    `name       ${json.name} (${json.file}): ${json.description}`,
+    `scenario   ${json.scenario}; ${json.options.agents} agents, ${json.options.steps} steps of ${json.options.step_seconds} s`,
+    `arms       ${json.arms.join(', ')} (reference ${json.reference})${Object.keys(json.grid).length ? `; grid ${JSON.stringify(json.grid)}` : ''}`,
+    `seeds      ${json.seeds.length} (${json.seeds[0]}..${json.seeds[json.seeds.length - 1]})`,
+    `runs       ${complete} of ${json.runs.length} complete${complete < json.runs.length ? `; finish them with: socsim experiment ${json.file} --out ${dir}` : ''}`,
+    `outcomes   ${json.outcomes.join(', ')}`,
+    'tables:',
+    ...['summary.arrow', 'effects.arrow', 'series.arrow'].map((t) => `  ${t}: ${fs.existsSync(path.join(dir, t)) ? describeArrow(path.join(dir, t)) : 'not written yet (written when every run is complete)'}`),
+  ];
+  return lines.join('\n') + '\n';
+}
 
 function describeArrow(file: string): string {
   const { schema, rows } = arrowFileSummary(file);
@@ -40,7 +71,8 @@ function statusLine(m: Manifest, dir: string): string {
 
 export function inspectRun(dir: string): string {
   const manifestFile = path.join(dir, 'manifest.json');
-  if (!fs.existsSync(manifestFile)) throw new InputError(`${dir} is not a run directory (no manifest.json); pass the folder socsim run wrote`);
+  if (!fs.existsSync(manifestFile) && fs.existsSync(path.join(dir, 'experiment.json'))) return inspectExperiment(dir);
+  if (!fs.existsSync(manifestFile)) throw new InputError(`${dir} is not a run or experiment directory (no manifest.json or experiment.json); pass the folder socsim run or socsim experiment wrote`);
   let m: Manifest;
   try {
     m = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
@@ -63,19 +95,11 @@ export function inspectRun(dir: string): string {
   if (m.checkpoint) lines.push(`checkpoint after step ${m.checkpoint.step}: ${m.checkpoint.file}, ${m.checkpoint.bytes} bytes${m.checkpoint.seconds === undefined ? '' : `, written in ${m.checkpoint.seconds} s`}`);
   if (m.checkpoint_error) lines.push(`checkpoint failed: ${m.checkpoint_error}`);
   for (const r of m.resumed ?? []) lines.push(`resumed    from step ${r.from_step} at ${r.at}${r.backend ? ` on ${r.backend}, ${r.threads} threads` : ''}`);
+  const damage = m.status === 'completed' && m.file_bytes ? runFilesDamage(dir, m) : undefined;
+  if (damage) lines.push(`damaged    ${damage} (the completion record says otherwise; run it again)`);
   lines.push('files:');
-  const files = [m.files.metrics, m.files.graph, ...m.files.agents];
-  for (const f of files) {
-    const p = path.join(dir, f);
-    if (!fs.existsSync(p)) {
-      lines.push(`  ${f}: missing`);
-      continue;
-    }
-    try {
-      lines.push(`  ${f}: ${describeArrow(p)}`);
-    } catch (e) {
-      lines.push(`  ${f}: unreadable (${(e as Error).message})`);
-    }
-  }
+  // Every file the run lists: metrics, graph, the end graph, the other tables and logs, snapshots.
+  const files = [m.files.metrics, m.files.graph, ...(m.files.graph_end ? [m.files.graph_end] : []), ...(m.files.other ?? []), ...m.files.agents];
+  for (const f of files) lines.push(`  ${f}: ${describeFile(path.join(dir, f))}`);
   return lines.join('\n') + '\n';
 }

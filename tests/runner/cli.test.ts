@@ -188,7 +188,19 @@ describe('bad input exits 2 with one clear line', () => {
     expect(r.stdout).toMatch(/metrics.arrow: 7 rows/);
     const bad = socsim(['inspect', tmp]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/not a run directory/);
+    expect(bad.stderr).toMatch(/not a run or experiment directory/);
+  });
+
+  it('inspect lists every file a social run wrote, each with its rows', () => {
+    const out = path.join(tmp, 'social');
+    expect(socsim(['run', 'social-feed', '--agents', '3000', '--steps', '2', '--quiet', '--out', out]).code).toBe(0);
+    const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'));
+    const r = socsim(['inspect', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const listed = [...r.stdout.matchAll(/^ {2}(\S+): /gm)].map((x) => x[1]);
+    expect(listed.sort()).toEqual(Object.keys(m.file_bytes).sort());
+    expect(listed).toEqual(expect.arrayContaining(['posts.arrow', 'cascades.arrow', 'conversations.arrow', 'interventions.arrow']));
+    expect(r.stdout).toMatch(/^ {2}posts\.arrow: \d+ rows; id:Int32/m);
   });
 });
 

@@ -80,5 +80,10 @@ describe('an experiment and its runs under concurrency and damage', () => {
     expect(r.stdout).toMatch(/6 runs: 1 ran, 5 already complete, 0 failed/);
     expect(fs.statSync(metrics).size).toBe(bytes);
     for (const t of TABLES) expect(fs.readFileSync(path.join(dir, t)).equals(fs.readFileSync(path.join(reference, t))), t).toBe(true);
+    // inspect reads an experiment directory too: its plan, its runs, its tables.
+    const inspect = socsim(['inspect', dir]);
+    expect(inspect.code, inspect.stderr).toBe(0);
+    expect(inspect.stdout).toMatch(/^runs +6 of 6 complete$/m);
+    expect(inspect.stdout).toMatch(/^ {2}effects\.arrow: \d+ rows; arm:/m);
   }, 600_000);
 });
