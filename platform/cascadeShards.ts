@@ -201,23 +201,6 @@ export function joinTrack(t: Shards, p: number, root: number, rootAuthor: number
   markTrack(t, p, k, epoch);
 }
 
-/** A track with the given users, breadth per depth, depth, size and last step (a checkpoint of the old layout). */
-export function restoreTrack(t: Shards, p: number, root: number, users: number[], breadth: number[], depth: number, size: number, last: number): void {
-  const k = openTrack(t, p, root, last);
-  const o = (p * t.capR + k) * REC;
-  const R = t.recs;
-  for (const u of users) bump(t, p, k, u, 1);
-  breadth.forEach((b, d) => {
-    if (!(b > 0)) return;
-    if (d < INLINE) R[o + BREADTH + d] = b;
-    else bump(t, p, k, -1 - d, b);
-    R[o + MAX_BREADTH] = Math.max(R[o + MAX_BREADTH], b);
-  });
-  R[o + SCALE] = users.length;
-  R[o + DEPTH] = depth;
-  R[o + SIZE] = size;
-}
-
 /** Frees the records of shard p idle since before `step`, aggregates (negative roots) apart. */
 export function pruneShard(t: Shards, p: number, step: number): void {
   const rb = p * t.capR;

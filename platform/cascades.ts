@@ -1,6 +1,6 @@
 import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import { DEPTH, E_BASE, E_CAP, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, restoreTrack, shardOf, trackHas, type Shards } from './cascadeShards.ts';
+import { DEPTH, E_BASE, E_CAP, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, shardOf, trackHas, type Shards } from './cascadeShards.ts';
 
 /**
  * Tree statistics as OASIS measures cascades: for a root post and the posts of its tree at any
@@ -30,15 +30,6 @@ export function cascadeStats(depths: ArrayLike<number>, authors: ArrayLike<numbe
   let maxBreadth = 0;
   for (const b of breadth) if ((b ?? 0) > maxBreadth) maxBreadth = b;
   return { scale: users.size, depth, maxBreadth, size: depths.length };
-}
-
-/** A track as checkpoints written before 2026-11-28 held it (restored through the setters below). */
-interface OldTrack {
-  users: number[] | Set<number>;
-  breadth: number[];
-  depth: number;
-  size: number;
-  lastStep: number;
 }
 
 /** Reshares or comments to record in their trees, in walk order (apply's walk queues them). */
@@ -215,8 +206,8 @@ export class CascadeTracker implements Shards {
     const { recs, entries, head, free, marked, capR } = this;
     const live = (await exec.run(K.countLiveEntries, { recs, entries, head, capR }, SHARDS, { chunkRows: CHUNK_SHARDS })).flat();
     const next = this.grown(counts, live);
-    // The new arrays' pages are faulted in on this thread first: the kernel faulting them in on
-    // two threads took 240 ms against 70 + 21 here (67 MB of entries, 2 cores, 2026-11-28).
+    // The new arrays' pages are faulted in on this thread first: faulting them in from the kernel
+    // on two threads measured about twice as slow as filling them here and moving the shards.
     for (const a of [next.index, next.recs, next.entries, next.free, next.marked]) a.fill(0);
     await exec.run(K.moveShards, { ...next, oldRecs: recs, oldEntries: entries, oldHead: head, oldFree: free, oldMarked: marked, oldCapR: capR }, SHARDS, { chunkRows: CHUNK_SHARDS });
     Object.assign(this, next);
@@ -271,26 +262,4 @@ export class CascadeTracker implements Shards {
       capR: nR,
     };
   }
-
-  /**
-   * Checkpoints written before the sharded layout saved a Map of track objects (`tracks`), a Set
-   * of changed roots (`changed`) and the roots touched per step (`touched`): the restore assigns
-   * those fields by name, and these setters rebuild the tracks from them.
-   */
-  set tracks(old: Map<number, OldTrack>) {
-    for (const [root, t] of old) {
-      const p = shardOf(root);
-      const counts = new Int32Array(SHARDS);
-      counts[p] = 1 + t.size;
-      if (!this.fits(p, counts[p])) this.relayoutHere(counts);
-      restoreTrack(this, p, root, [...t.users], t.breadth, t.depth, t.size, t.lastStep);
-    }
-  }
-
-  set changed(roots: Set<number>) {
-    for (const r of roots) markTrack(this, shardOf(r), findTrack(this, shardOf(r), r), this.epoch);
-  }
-
-  /** The saved `touched` index: the sharded layout prunes without it. */
-  set touched(_: unknown) {}
 }

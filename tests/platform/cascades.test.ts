@@ -1,9 +1,5 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../sim-core/exec.ts';
-import { readCheckpoint, writeCheckpoint } from '../../sim-core/checkpoint.ts';
 import { CascadeTracker, Joins, cascadeStats } from '../../platform/cascades.ts';
 
 const pool = createExecutor(3);
@@ -122,40 +118,6 @@ describe('cascade statistics (OASIS definitions)', () => {
       for (let u = 0; u < 60; u++) expect(t.has(9, u), `user ${u} after ${i + 1} adds`).toBe(authors.includes(u));
       expect(t.has(9, 500)).toBe(true);
     }
-  });
-
-  it('a checkpoint of the Map-of-tracks layout restores into the typed arrays', async () => {
-    // As the tracker stood before 2026-11-29: tracks with their users in an array or a Set, the
-    // changed roots and the roots touched per step, saved through the real checkpoint file.
-    const saved = {
-      t: {
-        tracks: new Map<number, unknown>([
-          [4, { users: [1, 2], breadth: [1, 1], depth: 1, size: 2, lastStep: 0 }],
-          [7, { users: new Set([3, 5, 6]), breadth: [1, 1, 2, 0, 0, 0, 0, 0, 0, 3], depth: 9, size: 7, lastStep: 2 }],
-        ]),
-        changed: new Set([7]),
-        touched: new Map([
-          [0, [4]],
-          [2, [7]],
-        ]),
-      },
-    };
-    const file = join(mkdtempSync(join(tmpdir(), 'socsim-casc-')), 'ck');
-    writeCheckpoint(file, saved, {});
-    const live = { t: new CascadeTracker() };
-    readCheckpoint(file).restoreInto(live);
-    const t = live.t;
-    expect([t.stats(4), t.stats(7)]).toEqual([cascadeStats([0, 1], [1, 2]), { scale: 3, depth: 9, maxBreadth: 3, size: 7 }]);
-    expect([t.has(4, 2), t.has(4, 3), t.has(7, 6), t.has(7, 1)]).toEqual([true, false, true, false]);
-    t.add(4, 1, 3, 2, 3);
-    t.add(4, 1, 2, 2, 3);
-    expect(t.drainChanged().map(([r, x]) => [r, x])).toEqual([
-      [4, cascadeStats([0, 1, 2, 2], [1, 2, 3, 2])],
-      [7, { scale: 3, depth: 9, maxBreadth: 3, size: 7 }],
-    ]);
-    // Root 7, last touched at step 2, goes at prune(3); root 4 stays.
-    await t.prune(3);
-    expect([t.size, t.stats(7)]).toEqual([1, undefined]);
   });
 
   it('an aggregate without a root post (a story posted by several seeds)', async () => {
