@@ -5,12 +5,12 @@
  */
 
 // Experiments: arms x seeds of one scenario, and the outcomes measured on every run.
-export { defineExperiment, type Experiment, type ExperimentInput } from './runner/defineExperiment.ts';
-export { custom, metric, rows, type MetricOutcomes, type Outcome, type OutcomeValue, type Row, type RowsSpec, type RunView } from './runner/outcomes.ts';
-export { diffusionPatterns, readPostColumns, type DiffusionPatterns, type PatternOptions, type PostColumns } from './runner/diffusionPatterns.ts';
+export { defineExperiment, type Experiment, type ExperimentInput } from './runner/experiment/defineExperiment.ts';
+export { custom, metric, rows, type MetricOutcomes, type Outcome, type OutcomeValue, type Row, type RowsSpec, type RunView } from './runner/experiment/outcomes.ts';
+export { diffusionPatterns, readPostColumns, type DiffusionPatterns, type PatternOptions, type PostColumns } from './runner/analysis/diffusionPatterns.ts';
 
 // Scenarios: parameters, default size, and the set-up that builds agents, graph and phases.
-export { defineScenario, type Scenario, type ScenarioWorld, type SetupContext } from './runner/defineScenario.ts';
+export { defineScenario, type Scenario, type ScenarioWorld, type SetupContext } from './runner/run/defineScenario.ts';
 export { classicScenario } from './scenarios/classic.ts';
 export { independentCascade, linearThreshold, sir, type SeedOptions } from './models/cascade.ts';
 export { deffuant, degroot, hegselmannKrause, opinionStats, voter } from './models/opinion.ts';
@@ -28,7 +28,7 @@ export type { AgentSelector, Intervention, PostSelector } from './platform/inter
 
 // Running from code.
 export { experiment, run, type ExperimentDone, type ExperimentRequest, type RunDone, type RunRequest } from './runner/api.ts';
-export type { Manifest } from './runner/runDirectory.ts';
-export type { EffectRow } from './runner/experimentTables.ts';
+export type { Manifest } from './runner/run/runDirectory.ts';
+export type { EffectRow } from './runner/experiment/experimentTables.ts';
 export type { BackendName } from './sim-core/backend.ts';
 export { InputError } from './sim-core/errors.ts';

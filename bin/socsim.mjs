@@ -3,7 +3,7 @@
 // checkout; the package ships it).
 import { existsSync } from 'node:fs';
 
-const cli = new URL('../dist/runner/cli.js', import.meta.url);
+const cli = new URL('../dist/runner/cli/cli.js', import.meta.url);
 if (!existsSync(cli)) {
   process.stderr.write('socsim: the compiled code (dist/) is missing; in a checkout run npm run build (npm install does it)\n');
   process.exit(1);

@@ -1,7 +1,7 @@
 /**
  * Diffusion facts: the default platform's reshare cascades measured as the literature measures
- * retweet cascades (runner/diffusionPatterns.ts), one outcome per pattern. `socsim validate` runs
- * it and sets each outcome beside its published figure (runner/validate.ts lists them, with
+ * retweet cascades (runner/analysis/diffusionPatterns.ts), one outcome per pattern. `socsim validate` runs
+ * it and sets each outcome beside its published figure (runner/analysis/validate.ts lists them, with
  * sources); it also runs as an ordinary experiment:
  *
  *   npx socsim validate                  # the comparison table

@@ -6,12 +6,12 @@
 import path from 'node:path';
 import type { BackendName } from '../sim-core/backend.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
-import type { Scenario } from './defineScenario.ts';
-import { loadScenario } from './loadScenario.ts';
-import { paramError, runScenario, type RunOptions } from './runScenario.ts';
-import { mergeParams } from './strictParams.ts';
-import type { Manifest } from './runDirectory.ts';
-import type { EffectRow } from './experimentTables.ts';
+import type { Scenario } from './run/defineScenario.ts';
+import { loadScenario } from './run/loadScenario.ts';
+import { paramError, runScenario, type RunOptions } from './run/runScenario.ts';
+import { mergeParams } from './run/strictParams.ts';
+import type { Manifest } from './run/runDirectory.ts';
+import type { EffectRow } from './experiment/experimentTables.ts';
 
 export interface RunRequest {
   /** A bundled scenario's name, the path of a scenario file, or a scenario made with defineScenario. */
@@ -117,7 +117,7 @@ export interface ExperimentDone {
  * then, and calling it again finishes the work.
  */
 export async function experiment(file: string, o: ExperimentRequest = {}): Promise<ExperimentDone> {
-  const { conductExperiment } = await import('./experimentCli.ts');
+  const { conductExperiment } = await import('./cli/experimentCli.ts');
   const r = await conductExperiment(file, { ...o, quiet: o.quiet ?? true }, []);
   if (r.interrupted) throw new Error(`experiment ${file} was interrupted; call experiment() again to finish it (completed runs are kept)`);
   if (r.failures.length > 0) throw new Error(`experiment ${file}: ${r.failures.length} runs failed, no tables written: ${r.failures.map((f) => `${f.id}: ${f.message.split('\n')[0]}`).join('; ')}`);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { buildSociety, graphSpec, type GraphSpec } from '../population/buildSociety.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { checkSeedCountFits, type SeedSize } from '../models/seeds.ts';
-import { defineScenario, type SetupContext } from '../runner/defineScenario.ts';
+import { defineScenario, type SetupContext } from '../runner/run/defineScenario.ts';
 
 export function classicScenario<S extends z.ZodRawShape>(o: {
   name: string;

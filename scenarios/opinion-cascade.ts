@@ -12,7 +12,7 @@ import { independentCascade } from '../models/cascade.ts';
 import { hegselmannKrause, opinionStats } from '../models/opinion.ts';
 import { initialOpinionParam } from '../models/initialOpinions.ts';
 import { checkSeedCountFits, seedSpec } from '../models/seeds.ts';
-import { defineScenario } from '../runner/defineScenario.ts';
+import { defineScenario } from '../runner/run/defineScenario.ts';
 
 const seeds = seedSpec('hubs', 50);
 

@@ -11,7 +11,7 @@ import { createSocialState, socialConfig } from '../platform/state.ts';
 import { checkInterventionTimes, interventionList } from '../platform/interventions.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
-import { defineScenario } from '../runner/defineScenario.ts';
+import { defineScenario } from '../runner/run/defineScenario.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { InputError } from '../sim-core/errors.ts';

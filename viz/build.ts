@@ -1,7 +1,7 @@
 /**
  * Builds the dashboard with vite's JS API (`npm run build`, which the package ships prebuilt in
  * dist/dashboard; the browser tests build their own copy). Output: a static folder (index.html +
- * hashed assets) that runner/serve.ts serves; relative asset URLs, so it works under any path.
+ * hashed assets) that runner/serve/serve.ts serves; relative asset URLs, so it works under any path.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

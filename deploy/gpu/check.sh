@@ -37,8 +37,8 @@ if ! command -v node >/dev/null && [ -f "$G/node.xz" ]; then
   mkdir -p /tmp/socsim-node && xz -dc "$G/node.xz" > /tmp/socsim-node/node && chmod +x /tmp/socsim-node/node && export PATH=/tmp/socsim-node:$PATH
 fi
 [ -d node_modules/apache-arrow ] || [ ! -f "$G/nm.tar.xz" ] || tar xJf "$G/nm.tar.xz"
-[ -f dist/runner/cli.js ] || [ ! -f "$G/dist.tar.xz" ] || tar xJf "$G/dist.tar.xz"
-[ -f dist/runner/cli.js ] || { log "dist/ is missing: npm run build (or deploy/gpu/bundle.sh) here, and carry it"; exit 1; }
+[ -f dist/runner/cli/cli.js ] || [ ! -f "$G/dist.tar.xz" ] || tar xJf "$G/dist.tar.xz"
+[ -f dist/runner/cli/cli.js ] || { log "dist/ is missing: npm run build (or deploy/gpu/bundle.sh) here, and carry it"; exit 1; }
 [ -d "$G/floors" ] && export SOCSIM_FLOORS=$G/floors
 log "node $(node --version); $(nproc) cores; $(free -g | awk '/Mem/{print $2}') GiB"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader

@@ -10,7 +10,7 @@ import { GpuExecutor } from '../../sim-core/gpu/executor.ts';
 import { Residency } from '../../sim-core/gpu/residency.ts';
 import { ReadBuffers } from '../../sim-core/gpu/readBuffers.ts';
 import { PoolExecutor } from '../../sim-core/pool.ts';
-import { main } from '../../runner/cli.ts';
+import { main } from '../../runner/cli/cli.ts';
 const from = Number(process.env.FROM_STEP ?? 0);
 let step = -1;
 const per = new Map<string, number[]>();

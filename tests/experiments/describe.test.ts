@@ -1,7 +1,7 @@
 /** `describe` derives the parameter list from the schema, so it follows a schema as it grows. */
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { parameterLines } from '../../runner/describe.ts';
+import { parameterLines } from '../../runner/cli/describe.ts';
 
 describe('parameterLines', () => {
   it('lists nested objects, arrays of tagged unions, defaults and docs', () => {

@@ -1,6 +1,6 @@
 /** The experiment statistics on cases computed by hand (see the comments for the arithmetic). */
 import { describe, expect, it } from 'vitest';
-import { pairedInterval, tCritical, tInterval, welchInterval } from '../../runner/effects.ts';
+import { pairedInterval, tCritical, tInterval, welchInterval } from '../../runner/experiment/effects.ts';
 
 describe('experiment statistics', () => {
   it('t interval of 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.302653, half-width 4.302653 / sqrt(3) = 2.48414', () => {

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
 import { BIN, tempDir } from '../runner/cliHelpers.ts';
-import { custom, metric, openRun, rows } from '../../runner/outcomes.ts';
-import { parseShard } from '../../runner/experimentCli.ts';
+import { custom, metric, openRun, rows } from '../../runner/experiment/outcomes.ts';
+import { parseShard } from '../../runner/cli/experimentCli.ts';
 
 const dir = path.join(tempDir('socsim-outcomes-'), 'run');
 let recovered: number[] = [];

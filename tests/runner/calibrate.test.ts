@@ -13,11 +13,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
 import { spawn } from 'node:child_process';
 import { BIN, ROOT, socsim, tempDir } from './cliHelpers.ts';
-import { loss, parseMatch, readTarget } from '../../runner/calibrationTarget.ts';
-import { calibrationBase, checkFits, parseFit } from '../../runner/calibrationSetup.ts';
+import { loss, parseMatch, readTarget } from '../../runner/calibrate/calibrationTarget.ts';
+import { calibrationBase, checkFits, parseFit } from '../../runner/calibrate/calibrationSetup.ts';
 import { InputError } from '../../sim-core/errors.ts';
-import { readSeries } from '../../runner/calibrate.ts';
-import { runQuery } from '../../runner/query.ts';
+import { readSeries } from '../../runner/calibrate/calibrate.ts';
+import { runQuery } from '../../runner/analysis/query.ts';
 
 const tmp = tempDir('socsim-calibrate-');
 const HIDDEN = 0.05;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError, escapeControls } from '../../sim-core/errors.ts';
-import { parseMatch, readTarget } from '../../runner/calibrationTarget.ts';
+import { parseMatch, readTarget } from '../../runner/calibrate/calibrationTarget.ts';
 import { socsim, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-target-');

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { delayCdf, diffusionPatterns, powerLawExponent, readPostColumns, structuralVirality } from '../../runner/diffusionPatterns.ts';
+import { delayCdf, diffusionPatterns, powerLawExponent, readPostColumns, structuralVirality } from '../../runner/analysis/diffusionPatterns.ts';
 import { KIND, POST_KINDS } from '../../platform/posts.ts';
 import { ArrowFileAppender, type ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { keyOf, uniform } from '../../sim-core/rng.ts';

@@ -1,11 +1,11 @@
-/** One writer per directory (runner/dirLock.ts): the lock, its holder record, shared holds, and a dead holder. */
+/** One writer per directory (runner/run/dirLock.ts): the lock, its holder record, shared holds, and a dead holder. */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { directoryBusy, HOLDER_FILE, lockDirectory, readHolder } from '../../runner/dirLock.ts';
-import { writerState } from '../../runner/runDirectory.ts';
+import { directoryBusy, HOLDER_FILE, lockDirectory, readHolder } from '../../runner/run/dirLock.ts';
+import { writerState } from '../../runner/run/runDirectory.ts';
 import { tableFromIPC } from '@uwdata/flechette';
 import { ROOT, steps, tempDir } from './cliHelpers.ts';
 

@@ -1,5 +1,5 @@
 /**
- * An experiment's runs under concurrency and damage (runner/experimentRun.ts): one experiment per
+ * An experiment's runs under concurrency and damage (runner/experiment/experimentRun.ts): one experiment per
  * directory, child runs that stop when their experiment dies, and a completion record that a
  * re-run checks before it counts a run as done.
  */

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { setWriteIo } from '../../sim-core/io/arrowFile.ts';
-import { loadScenario } from '../../runner/loadScenario.ts';
-import { runScenario } from '../../runner/runScenario.ts';
+import { loadScenario } from '../../runner/run/loadScenario.ts';
+import { runScenario } from '../../runner/run/runScenario.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'socsim-graph-write-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

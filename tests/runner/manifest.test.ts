@@ -1,5 +1,5 @@
 /**
- * The manifest during a run (runner/runScenario.ts): rewritten by the checkpoints' cost rule, not
+ * The manifest during a run (runner/run/runScenario.ts): rewritten by the checkpoints' cost rule, not
  * at every step (its per-step arrays grow with the run, so rewriting it every step made a long run
  * quadratic), and complete at the end.
  */
@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { loadScenario } from '../../runner/loadScenario.ts';
-import { runScenario } from '../../runner/runScenario.ts';
+import { loadScenario } from '../../runner/run/loadScenario.ts';
+import { runScenario } from '../../runner/run/runScenario.ts';
 import { readArrowFile } from '../../sim-core/io/arrowFile.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-manifest-'));

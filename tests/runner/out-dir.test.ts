@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareRunDirectory } from '../../runner/runDirectory.ts';
+import { prepareRunDirectory } from '../../runner/run/runDirectory.ts';
 import { socsim, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-outdir-');

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { InputError } from '../../sim-core/errors.ts';
-import { exportParquet, writeParquetFile } from '../../runner/parquetExport.ts';
+import { exportParquet, writeParquetFile } from '../../runner/analysis/parquetExport.ts';
 import { STORY_SET, socsim, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-export-');

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { InputError } from '../../sim-core/errors.ts';
-import { runQuery } from '../../runner/query.ts';
+import { runQuery } from '../../runner/analysis/query.ts';
 import { STORY_SET, socsim, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-query-');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { InputError } from '../../sim-core/errors.ts';
-import { lockDown, lockedConfig, prepareQuery } from '../../runner/queryAccess.ts';
+import { lockDown, lockedConfig, prepareQuery } from '../../runner/analysis/queryAccess.ts';
 import { tempDir } from './cliHelpers.ts';
 
 const scratch = tempDir('socsim-query-access-');

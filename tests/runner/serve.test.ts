@@ -1,5 +1,5 @@
 /**
- * The dashboard server (runner/serve.ts) over real sockets: what it serves, what it refuses
+ * The dashboard server (runner/serve/serve.ts) over real sockets: what it serves, what it refuses
  * (traversal in every spelling, symlinks out, writes, foreign Host headers), byte ranges, the
  * events stream, the address it binds, the `socsim serve` command, and an experiment directory
  * (its files, run ids with `=`, the experiment events and the events of one run inside it).
@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRange, resolveInside, serveKind, startServer, startServerThread, type DashboardServer } from '../../runner/serve.ts';
+import { parseRange, resolveInside, serveKind, startServer, startServerThread, type DashboardServer } from '../../runner/serve/serve.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/socsim.mjs');
@@ -93,7 +93,7 @@ async function eventsUntil(url: string): Promise<{ type: string | null; until(re
   };
 }
 
-describe('runner/serve.ts', () => {
+describe('runner/serve/serve.ts', () => {
   let server: DashboardServer;
   beforeAll(async () => {
     server = await startServer({ runDir, appDir, port: 0, watchMs: 50 });

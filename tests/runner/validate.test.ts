@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { socsim, tempDir } from './cliHelpers.ts';
-import { PUBLISHED, passes } from '../../runner/validate.ts';
+import { PUBLISHED, passes } from '../../runner/analysis/validate.ts';
 
 const tmp = tempDir('socsim-validate-');
 

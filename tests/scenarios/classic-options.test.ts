@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadScenario } from '../../runner/loadScenario.ts';
-import { runScenario } from '../../runner/runScenario.ts';
+import { loadScenario } from '../../runner/run/loadScenario.ts';
+import { runScenario } from '../../runner/run/runScenario.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 import { readArrowFile } from '../../sim-core/io/arrowFile.ts';
 

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
-import { runScenario } from '../../runner/runScenario.ts';
+import { bundledScenarios, loadScenario } from '../../runner/run/loadScenario.ts';
+import { runScenario } from '../../runner/run/runScenario.ts';
 import { readArrowFile } from '../../sim-core/io/arrowFile.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-smoke-'));

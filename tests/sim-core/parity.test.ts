@@ -22,8 +22,8 @@ import { kernels as postBatch } from '../../platform/postBatch.ts';
 import { COUNTED_COLUMNS, KIND, SCALAR_COLUMNS } from '../../platform/posts.ts';
 import { hash, keyOf } from '../../sim-core/rng.ts';
 import { sharedArray, type TypedArray } from '../../sim-core/table.ts';
-import { bundledScenarios, loadScenario } from '../../runner/loadScenario.ts';
-import { runScenario } from '../../runner/runScenario.ts';
+import { bundledScenarios, loadScenario } from '../../runner/run/loadScenario.ts';
+import { runScenario } from '../../runner/run/runScenario.ts';
 import { ok, replyObject, startFakeServer, type FakeServer } from '../llm-archetypes/fakeServer.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

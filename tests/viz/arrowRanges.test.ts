@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
 import { ArrowFileAppender, writeArrowFile, type ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { httpSource, isDict, memorySource, openArrowFile, readColumns, rowCount, type DictColumn } from '../../viz/src/data/arrowRanges.ts';
-import { startServer } from '../../runner/serve.ts';
+import { startServer } from '../../runner/serve/serve.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-ranges-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * Browser tests of the dashboard: build the app with vite, write real runs with the CLI, serve them
- * with runner/serve.ts and drive Chromium through playwright-core. Every panel must draw the run's
+ * with runner/serve/serve.ts and drive Chromium through playwright-core. Every panel must draw the run's
  * data (element counts and labels checked against the Arrow files read here with flechette), the
  * scrubber must change the step panels, and a page opened on `socsim run --serve` must advance as
  * steps finish.
@@ -20,7 +20,7 @@ import { tableFromIPC } from '@uwdata/flechette';
 import type { Page } from 'playwright-core';
 import { buildDashboard } from '../../viz/build.ts';
 import { launchBrowser, type Browser } from '../../viz/scripts/browser.ts';
-import { startServer, type DashboardServer } from '../../runner/serve.ts';
+import { startServer, type DashboardServer } from '../../runner/serve/serve.ts';
 import { ccdf, histogram, latestByRoot } from '../../viz/src/data/reduce.ts';
 import { formatValue } from '../../viz/src/ui/chart.ts';
 import { writeArrowFile } from '../../sim-core/io/arrowFile.ts';

@@ -2,7 +2,7 @@
 /**
  * Browser tests of the dashboard on an experiment directory (CONTRACT.md of issue 10): the
  * directory is written here (experiment.json and the Arrow tables, with apache-arrow; one real run
- * inside from `socsim run`), served with runner/serve.ts and read in Chromium as
+ * inside from `socsim run`), served with runner/serve/serve.ts and read in Chromium as
  * dashboard.test.ts does. Checked: the header, one line and one band per arm, the metric and grid
  * pickers, numbers in the effects table and its sorting, the link to a run's own dashboard, and an
  * experiment whose tables are not written yet (pending, then drawn when they appear).
@@ -17,7 +17,7 @@ import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import type { Page } from 'playwright-core';
 import { buildDashboard } from '../../viz/build.ts';
 import { launchBrowser, type Browser } from '../../viz/scripts/browser.ts';
-import { startServer, type DashboardServer } from '../../runner/serve.ts';
+import { startServer, type DashboardServer } from '../../runner/serve/serve.ts';
 import { formatValue } from '../../viz/src/ui/chart.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

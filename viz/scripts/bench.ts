@@ -14,7 +14,7 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildDashboard } from '../build.ts';
-import { startServer } from '../../runner/serve.ts';
+import { startServer } from '../../runner/serve/serve.ts';
 import { launchBrowser } from './browser.ts';
 
 const args = process.argv.slice(2);

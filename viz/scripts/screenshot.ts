@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildDashboard, VIZ_ROOT } from '../build.ts';
-import { startServer } from '../../runner/serve.ts';
+import { startServer } from '../../runner/serve/serve.ts';
 import { launchBrowser } from './browser.ts';
 
 const ROOT = path.resolve(VIZ_ROOT, '..');

@@ -10,9 +10,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FileWriteError, readArrowFile, setWriteIo, type ColumnData } from '../../../sim-core/io/arrowFile.ts';
 import type { Phase } from '../../../sim-core/phase.ts';
-import { loadScenario } from '../../../runner/loadScenario.ts';
-import { runScenario } from '../../../runner/runScenario.ts';
-import type { Manifest } from '../../../runner/runDirectory.ts';
+import { loadScenario } from '../../../runner/run/loadScenario.ts';
+import { runScenario } from '../../../runner/run/runScenario.ts';
+import type { Manifest } from '../../../runner/run/runDirectory.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const tmp = mkdtempSync(join(tmpdir(), 'socsim-write-failure-'));

@@ -6,7 +6,7 @@
 import { tableFromIPC } from '@uwdata/flechette';
 import { httpSource, isDict, openArrowFile, readColumns, rowCount, type Column, type DictColumn, type NumericArray } from './arrowRanges.ts';
 
-/** The part of runner/runDirectory.ts's Manifest the dashboard uses (the run-directory contract). */
+/** The part of runner/run/runDirectory.ts's Manifest the dashboard uses (the run-directory contract). */
 export interface RunManifest {
   format: string;
   scenario: { name: string; file: string; description: string };

@@ -1,0 +1,247 @@
+/**
+ * `socsim experiment FILE` (plan, run, tables), `socsim experiment merge DIR...` (tables from
+ * shards) and `socsim describe SCENARIO_OR_EXPERIMENT`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { InputError } from '../../sim-core/errors.ts';
+import { loadExperiment, type Experiment } from '../experiment/defineExperiment.ts';
+import { planExperiment, readExperimentJson, samePlan, type ExperimentJson, type Plan, type PlannedRun } from '../experiment/experimentPlan.ts';
+import { executePlan, prepareExperimentDir, runComplete, writeFileAtomic, type Shard } from '../experiment/experimentRun.ts';
+import { formatEffects, writeTables, type EffectRow } from '../experiment/experimentTables.ts';
+import { evaluateOutcome, openRun } from '../experiment/outcomes.ts';
+import { readRunManifest } from '../run/runDirectory.ts';
+import { describeTarget } from './describe.ts';
+import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, llmRunOptions } from './flags.ts';
+import { llmOptions, setupLlm } from '../../llm-archetypes/setup.ts';
+import type { ExperimentRequest } from '../api.ts';
+import { LOCK_ENTRY, lockDirectory } from '../run/dirLock.ts';
+
+/** `i/N` or `auto/N` (i from JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN). */
+export function parseShard(raw: string, env: NodeJS.ProcessEnv = process.env): Shard {
+  const m = /^(auto|\d+)\/(\d+)$/.exec(raw.trim());
+  if (!m) throw new InputError(`--shard expects i/N or auto/N, e.g. 0/4 (got "${raw}")`);
+  const count = Number(m[2]);
+  let index: number;
+  if (m[1] === 'auto') {
+    const k8s = env.JOB_COMPLETION_INDEX;
+    const slurm = env.SLURM_ARRAY_TASK_ID;
+    if (k8s !== undefined && k8s !== '') index = Number(k8s);
+    else if (slurm !== undefined && slurm !== '') index = Number(slurm) - Number(env.SLURM_ARRAY_TASK_MIN || 0);
+    else throw new InputError('--shard auto/N reads the shard index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array), and neither is set; give it as --shard i/N');
+  } else index = Number(m[1]);
+  if (!(count >= 1) || !Number.isInteger(index) || index < 0 || index >= count) throw new InputError(`--shard ${raw}: the index must be a whole number from 0 to ${count - 1} and N at least 1 (got index ${index})`);
+  return { index, count };
+}
+
+/** `--arms a,b,c` as a list (names checked against the experiment when it is planned). */
+function armsFlag(raw: string): string[] {
+  const names = raw.split(',').map((a) => a.trim());
+  if (names.some((a) => a === '')) throw new InputError(`--arms expects arm names separated by commas, e.g. --arms true,false (got "${raw}")`);
+  return [...new Set(names)];
+}
+
+const rel = (p: string) => {
+  const r = path.relative(process.cwd(), p);
+  return r === '' ? '.' : r.startsWith('..') ? p : r;
+};
+
+/** Checks every outcome on one finished run, so a mistyped metric or table stops the experiment early. */
+function outcomeCheck(e: Experiment) {
+  return (run: PlannedRun, dir: string) => {
+    const view = openRun(dir);
+    for (const [name, o] of Object.entries(e.outcomes)) evaluateOutcome(name, o, view, run.id);
+  };
+}
+
+/** Prints the effects, the files and the serve command of tables written to `outDir`. */
+function printTables(json: ExperimentJson, effects: EffectRow[], outDir: string, report: ExperimentReport = formatEffects): void {
+  const where = rel(outDir);
+  process.stdout.write(
+    report(json, effects, outDir) +
+      `\nfiles: ${where}/ (experiment.json, summary.arrow, effects.arrow, series.arrow, runs/<id>/)\n` +
+      `dashboard: npx socsim serve ${where}\n`,
+  );
+}
+
+/** The flags of `socsim experiment FILE` (commander's parsed values); `socsim validate` passes its own. */
+export interface ExperimentFlags extends ExperimentRequest {
+  /** The `--llm*` values (flags.ts), when given. */
+  llm?: string;
+  [llmOption: string]: string | string[] | number | boolean | undefined;
+}
+
+/** What a finished experiment reports: by default its effects table (formatEffects). */
+export type ExperimentReport = (json: ExperimentJson, effects: EffectRow[], dir: string) => string;
+
+/** What `conductExperiment` did: the runs it ran, skipped or lost, and the effects when it wrote the tables. */
+export interface ExperimentResult {
+  /** The experiment directory (absolute). */
+  dir: string;
+  /** How the user named it (`--out`, else runs/<name>). */
+  label: string;
+  json: ExperimentJson;
+  planned: number;
+  ran: string[];
+  resumed: string[];
+  skipped: string[];
+  failures: Array<{ id: string; message: string }>;
+  interrupted: boolean;
+  shard?: Shard;
+  /** The effects table, when every run is complete and no shard was asked for (the tables are written). */
+  effects?: EffectRow[];
+}
+
+/**
+ * Plans, runs and tabulates an experiment file (`socsim experiment FILE`, and the `experiment`
+ * function of the API). llmFlags: the `--llm*` flags every run gets. Prints only the progress bar
+ * (unless `quiet`); the caller reports.
+ */
+export async function conductExperiment(fileArg: string, opts: ExperimentFlags, llmFlags: string[]): Promise<ExperimentResult> {
+  if (opts.hours !== undefined && opts.steps !== undefined) throw new InputError('give --hours or --steps, not both');
+  const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+  const { experiment: e, file } = await loadExperiment(fileArg);
+  // Fail fast on the LLM configuration (no key, no server, a bad cache), as `run` does, before
+  // any run starts; every run checks it again.
+  const llm = llmOptions.safeParse(llmRunOptions(opts as Parameters<typeof llmRunOptions>[0]));
+  if (!llm.success) throw new InputError(`--llm options: ${llm.error.issues[0].path.join('.')}: ${llm.error.issues[0].message}`);
+  await setupLlm(llm.data);
+  const plan = await planExperiment(e, file, fileArg, { seeds: opts.seeds, arms: opts.arms, agents: opts.agents, hours: opts.hours, steps: opts.steps, stepSeconds: opts.stepSeconds, llm: llmFlags });
+  const label = opts.out ?? path.join('runs', e.name);
+  const dir = path.resolve(label);
+  // Shards share a directory by design (shared lock); a whole experiment has it to itself.
+  const lock = lockDirectory(dir, { mode: shard ? 'shared' : 'exclusive', label, what: `socsim experiment ${fileArg}${shard ? ` --shard ${shard.index}/${shard.count}` : ''}` });
+  try {
+    return await conductLocked(e, plan, dir, label, shard, opts);
+  } finally {
+    lock.release();
+  }
+}
+
+async function conductLocked(e: Experiment, plan: Plan, dir: string, label: string, shard: Shard | undefined, opts: ExperimentFlags): Promise<ExperimentResult> {
+  prepareExperimentDir(plan, { dir, label, force: !!opts.force });
+  if (shard) writeFileAtomic(path.join(dir, `shard-${shard.index}-of-${shard.count}.json`), JSON.stringify({ shard: shard.index, count: shard.count }) + '\n');
+  const r = await executePlan(plan, { dir, label, jobs: opts.jobs ?? 1, threads: opts.threads ?? 1, backend: opts.backend, shard, force: !!opts.force, quiet: !!opts.quiet, validate: outcomeCheck(e) });
+  const result: ExperimentResult = { dir, label, json: plan.json, planned: r.planned, ran: r.ran, resumed: r.resumed, skipped: r.skipped, failures: r.failures, interrupted: r.interrupted, shard };
+  if (!r.interrupted && r.failures.length === 0 && !shard) result.effects = writeTables(plan.json, e.outcomes, (run) => path.join(dir, run.dir), dir);
+  return result;
+}
+
+/** `socsim experiment FILE`: conducts it, then prints what happened, the effects and where the files are. */
+export async function runExperimentFile(fileArg: string, opts: ExperimentFlags, llmFlags: string[], report: ExperimentReport = formatEffects): Promise<void> {
+  const r = await conductExperiment(fileArg, opts, llmFlags);
+  const shardText = r.shard ? ` (shard ${r.shard.index}/${r.shard.count})` : '';
+  process.stdout.write(`${r.planned} runs${shardText}: ${r.ran.length} ran${r.resumed.length ? ` (${r.resumed.length} resumed from a checkpoint)` : ''}, ${r.skipped.length} already complete, ${r.failures.length} failed\n`);
+  if (r.interrupted) {
+    process.stdout.write(`interrupted; run the same command again to finish (completed runs are kept, interrupted ones resume)\n`);
+    process.exitCode = 130;
+    return;
+  }
+  if (r.failures.length > 0) {
+    process.stderr.write(`failed runs:\n${r.failures.map((f) => `  ${f.id}: ${f.message}`).join('\n')}\nno tables written; fix the cause and run the same command again (completed runs are skipped)\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (r.shard) {
+    process.stdout.write(`a shard writes no tables; when every shard is done: npx socsim experiment merge ${r.label}\n`);
+    return;
+  }
+  printTables(r.json, r.effects!, r.dir, report);
+}
+
+export function registerExperimentCommands(program: Command): void {
+  const experiment = program
+    .command('experiment')
+    .description('Run an experiment file (arms x grid x seeds of one scenario) and write its tables; or merge shards (socsim experiment merge)');
+
+  const runCmd = experiment
+    .command('run', { isDefault: true })
+    .description('Plan and run an experiment (also: socsim experiment FILE ...): runs are child `socsim run` processes under DIR/runs/<id>; a re-run skips completed runs and resumes interrupted ones; then writes summary.arrow, effects.arrow and series.arrow')
+    .argument('<file>', 'experiment file (.ts, export default defineExperiment({...}))')
+    .option('--out <dir>', 'experiment directory (default: runs/<experiment name>)')
+    .option('--seeds <n>', 'replications: seeds 1..n for every arm (default: the experiment\'s)', intFlag('--seeds', 1, 100_000))
+    .option('--arms <names>', 'run only these arms, comma-separated, the reference among them (default: every arm)', armsFlag);
+  addRunSetOptions(runCmd)
+    .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
+    .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
+    .option('--quiet', 'no progress bar');
+  addLlmOptions(runCmd).action(async (fileArg: string, opts, cmd: Command) => {
+    await runExperimentFile(fileArg, opts, llmChildFlags(cmd));
+  });
+
+  experiment
+    .command('merge')
+    .description('Write the tables of an experiment run in shards: DIR... hold the same plan (one shared directory, or one per shard); every run must be complete in one of them')
+    .argument('<dirs...>', 'experiment directories written with --shard')
+    .option('--out <dir>', 'where the tables go (default: the first DIR); runs are read where they are, nothing is copied')
+    .action(async (dirArgs: string[], opts) => {
+      const dirs = dirArgs.map((d) => path.resolve(d));
+      const jsons = dirs.map((d, i) => {
+        const j = readExperimentJson(d);
+        if (!j) throw new InputError(`${dirArgs[i]} holds no experiment.json; give directories written by socsim experiment --shard`);
+        return j;
+      });
+      const json = jsons[0];
+      jsons.forEach((j, i) => {
+        if (!samePlan(json, j)) throw new InputError(`${dirArgs[i]} holds another plan than ${dirArgs[0]} (experiment.json differs); merge only shards of one experiment`);
+      });
+      const fileArg = fs.existsSync(json.file_abs) ? json.file_abs : json.file;
+      const { experiment: e, file } = await loadExperiment(fileArg);
+      const o = json.options;
+      const plan: Plan = await planExperiment(e, file, fileArg, { seeds: json.seeds.length, arms: json.arms, agents: o.agents, steps: o.steps, llm: o.llm });
+      if (!samePlan(plan.json, json)) throw new InputError(`${fileArg} no longer gives the plan in ${dirArgs[0]}/experiment.json (it changed since the shards ran); run the experiment again`);
+      const where = new Map<string, string>();
+      const missing: PlannedRun[] = [];
+      for (const run of plan.runs) {
+        const d = dirs.find((x) => runComplete(readRunManifest(path.join(x, run.dir)), run, plan, path.join(x, run.dir)));
+        if (d) where.set(run.id, path.join(d, run.dir));
+        else missing.push(run);
+      }
+      if (missing.length > 0) throw new InputError(missingMessage(missing, dirs, dirArgs, json));
+      const outDir = path.resolve(opts.out ?? dirArgs[0]);
+      const lock = lockDirectory(outDir, { label: opts.out ?? dirArgs[0], what: `socsim experiment merge ${dirArgs.join(' ')}` });
+      try {
+      if (!dirs.includes(outDir)) {
+        const there = fs.existsSync(outDir) ? readExperimentJson(outDir) : undefined;
+        if (there && !samePlan(there, json)) throw new InputError(`${opts.out} holds another plan; choose another --out`);
+        if (!there && fs.readdirSync(outDir).some((f) => !LOCK_ENTRY.test(f))) throw new InputError(`${opts.out} is not empty and holds no experiment.json; choose a new or empty directory with --out`);
+        writeFileAtomic(path.join(outDir, 'experiment.json'), JSON.stringify(json, null, 2) + '\n');
+      }
+      printTables(json, writeTables(json, e.outcomes, (run) => where.get(run.id)!, outDir), outDir);
+      } finally {
+        lock.release();
+      }
+    });
+
+  program
+    .command('describe')
+    .description('Describe a scenario (every parameter: type, default, doc) or an experiment file (arms, reference, seeds, grid, outcomes, runs)')
+    .argument('<scenario-or-experiment>', 'a bundled scenario name, a scenario .ts file or an experiment .ts file')
+    .action(async (arg: string) => {
+      process.stdout.write(await describeTarget(arg));
+    });
+}
+
+/** One line naming the missing runs and the shard commands that produce them. */
+function missingMessage(missing: PlannedRun[], dirs: string[], dirArgs: string[], json: ExperimentJson): string {
+  const counts = new Set<number>();
+  const shardDir = new Map<number, string>();
+  dirs.forEach((d, k) => {
+    for (const f of fs.readdirSync(d)) {
+      const m = /^shard-(\d+)-of-(\d+)\.json$/.exec(f);
+      if (!m) continue;
+      counts.add(Number(m[2]));
+      if (!shardDir.has(Number(m[1]))) shardDir.set(Number(m[1]), dirArgs[k]);
+    }
+  });
+  const ids = missing.slice(0, 20).map((r) => r.id).join(', ') + (missing.length > 20 ? ` and ${missing.length - 20} more` : '');
+  const cmd = (extra: string, out: string = dirArgs[0]) => `socsim experiment ${json.file} --out ${out}${extra}`;
+  let fix: string;
+  if (counts.size === 1) {
+    const n = [...counts][0];
+    const shards = [...new Set(missing.map((r) => r.index % n))].sort((a, b) => a - b);
+    fix = shards.map((i) => cmd(` --shard ${i}/${n}`, shardDir.get(i))).join(' ; ');
+  } else fix = `${cmd('')} (runs only what is missing)`;
+  return `${missing.length} of ${json.runs.length} planned runs are not complete in ${dirArgs.join(', ')}: ${ids}; produce them with: ${fix}`;
+}
