@@ -7,27 +7,11 @@
  * classic models flows from v to u.
  */
 import { InputError } from '../sim-core/errors.ts';
-import type { BlockSources } from '../sim-core/csr.ts';
+import type { BlockEdgeList, EdgeList } from './edgeList.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { kernels as GK, UNDRAWN } from './kernels.ts';
-
-export interface EdgeList {
-  nodes: number;
-  src: Int32Array;
-  dst: Int32Array;
-  directed: boolean;
-}
-
-/**
- * An edge list whose sources are the users' blocks of edges, follow-backs marked (the homophilous
- * generator's: 4 bytes per edge less; `sourceArray` in sim-core/csr.ts gives them as an array).
- * buildGraph turns `dst` into the following CSR's targets in place.
- */
-export interface BlockEdgeList extends Omit<EdgeList, 'src'> {
-  src: BlockSources;
-}
 
 /**
  * A growable pair of edge arrays on shared memory, sized from the expected edge count so the
@@ -192,4 +176,5 @@ export function stochasticBlockModel(sizes: number[], probs: number[][], seed: n
   return out.finish(n, directed);
 }
 
+export type { BlockEdgeList, EdgeList } from './edgeList.ts';
 export { homophilousPreferential, homophilousPreferentialOn, type HomophilousOptions } from './homophilous.ts';

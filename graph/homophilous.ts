@@ -25,7 +25,7 @@ import { foldRoom } from '../sim-core/csr.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { keyOf, streamOf, uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
-import type { BlockEdgeList } from './generators.ts';
+import type { BlockEdgeList } from './edgeList.ts';
 import { drawUser, kernels as GK, lastDrawShort, UNDRAWN, type HomophilousArgs } from './kernels.ts';
 
 export interface HomophilousOptions {

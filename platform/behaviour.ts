@@ -97,3 +97,12 @@ export function heuristicBehaviour(o: {
   }
   return t;
 }
+
+/** A persistent change of behaviour parameters (setParam on behaviour.*), re-applied after LLM rounds. */
+export interface BehaviourOverride {
+  param: number;
+  /** Archetype rows, or null for all. */
+  archetypes: number[] | null;
+  value?: number;
+  scale?: number;
+}

@@ -8,7 +8,7 @@ import type { ArrowFileAppender, ColumnData } from '../sim-core/io/arrowFile.ts'
 import { InputError } from '../sim-core/errors.ts';
 import type { Phase, World } from '../sim-core/phase.ts';
 import { hash, keyOf, streamOf } from '../sim-core/rng.ts';
-import { NPARAMS, P, type BehaviourParam } from './behaviour.ts';
+import { NPARAMS, P, type BehaviourOverride, type BehaviourParam } from './behaviour.ts';
 import { FLAG, KIND, POST_KINDS, VERACITY } from './posts.ts';
 import { addPost } from './newPost.ts';
 import { groupNames, INTERVENTION_KINDS, SETTABLE_PLATFORM, stepOf, tagNames, type AgentSelector, type Intervention, type PostSelector } from './interventions.ts';
@@ -22,15 +22,6 @@ const LOG_SCHEMA = (names: readonly string[]): ColumnData[] => [
   { name: 'posts', type: 'i32', values: new Int32Array(0) },
   { name: 'agents', type: 'i32', values: new Int32Array(0) },
 ];
-
-/** A persistent change of behaviour parameters (setParam on behaviour.*), re-applied after LLM rounds. */
-export interface BehaviourOverride {
-  param: number;
-  /** Archetype rows, or null for all. */
-  archetypes: number[] | null;
-  value?: number;
-  scale?: number;
-}
 
 /** Applies the overrides to archetype row k of the behaviour table (after something rewrote it). */
 export function reapplyOverrides(s: SocialState, k: number): void {

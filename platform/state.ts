@@ -9,11 +9,10 @@ import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import type { Executor } from '../sim-core/exec.ts';
 import { IndexList } from '../sim-core/indexList.ts';
 import type { World } from '../sim-core/phase.ts';
-import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
+import { BEHAVIOUR_PARAMS, type BehaviourOverride, type BehaviourTable } from './behaviour.ts';
 import { PostTable, type PostColumn, type TableMove } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
-import type { BehaviourOverride } from './intervene.ts';
 import { maxEventsFor } from './kernels.ts';
 
 export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;

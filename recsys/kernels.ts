@@ -20,7 +20,7 @@ import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
 import { MAX_DOT, RANKER, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
-import { quantise } from './records.ts';
+import { quantise } from './rankers.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 

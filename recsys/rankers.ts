@@ -70,12 +70,17 @@ export function xInterestBase(ageHours: number, followers: number, recency: numb
 /**
  * x-interest for one user, as the feed orders posts: base x S up to a constant factor, with S the
  * cosine between the user's interest and the post's topic. Both are stored as int8
- * round(TOPIC_SCALE x component) (records.ts; the recommend phase quantises interests the same
+ * round(TOPIC_SCALE x component) (quantise below; the recommend phase quantises interests the same
  * way), so their dot product is an exact integer, TOPIC_SCALE^2 x the cosine; the score is base x
  * dot rounded once to float32, which the GPU's software f32 reproduces bit for bit.
  */
 export function xInterestScore(base: number, dot: number): number {
   return Math.fround(base * dot);
+}
+
+/** A unit vector's component as int8: round(TOPIC_SCALE x x), x clamped to [-1, 1]. */
+export function quantise(x: number): number {
+  return Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, x)));
 }
 
 /** The largest int8 dot product of two unit vectors up to quantisation: TOPIC_SCALE^2 (cosine 1). */
@@ -110,7 +115,7 @@ export function randomListScore(key: number, id: number): number {
 }
 
 /**
- * Post topics are stored as int8 round(TOPIC_SCALE x component) (records.ts): a dot product with
+ * Post topics are stored as int8 round(TOPIC_SCALE x component) (quantise): a dot product with
  * one is TOPIC_SCALE x the cosine.
  */
 export const TOPIC_SCALE = 127;

@@ -19,13 +19,8 @@
 import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
-import { TOPIC_SCALE, followerFactor, recencyFactor, rowBaseScore, type ScoreOptions } from './rankers.ts';
+import { followerFactor, recencyFactor, rowBaseScore, type ScoreOptions } from './rankers.ts';
 import { kernels as K, POST_CHUNK } from './kernels.ts';
-
-/** A unit vector's component as int8: round(TOPIC_SCALE x x), x clamped to [-1, 1]. */
-export function quantise(x: number): number {
-  return Math.round(TOPIC_SCALE * Math.max(-1, Math.min(1, x)));
-}
 
 /** rowBaseScore of a post table's row r. */
 export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {

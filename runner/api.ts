@@ -80,26 +80,8 @@ export async function run(r: RunRequest): Promise<RunDone> {
   return { dir, manifest };
 }
 
-export interface ExperimentRequest {
-  /** Experiment directory (default runs/<experiment name>). */
-  out?: string;
-  seeds?: number;
-  /** Only these arms (the reference among them). */
-  arms?: string[];
-  /** Runs at once (child processes). */
-  jobs?: number;
-  threads?: number;
-  backend?: BackendName;
-  agents?: number;
-  hours?: number;
-  steps?: number;
-  stepSeconds?: number;
-  /** `i/N`: only this shard of the runs (no tables; merge with `socsim experiment merge`). */
-  shard?: string;
-  force?: boolean;
-  /** No progress bar on stderr. */
-  quiet?: boolean;
-}
+import type { ExperimentRequest } from './experiment/conduct.ts';
+export type { ExperimentRequest };
 
 export interface ExperimentDone {
   /** The experiment directory (absolute): experiment.json, summary.arrow, effects.arrow, series.arrow, runs/<id>/. */
@@ -117,7 +99,7 @@ export interface ExperimentDone {
  * then, and calling it again finishes the work.
  */
 export async function experiment(file: string, o: ExperimentRequest = {}): Promise<ExperimentDone> {
-  const { conductExperiment } = await import('./cli/experimentCli.ts');
+  const { conductExperiment } = await import('./experiment/conduct.ts');
   const r = await conductExperiment(file, { ...o, quiet: o.quiet ?? true }, []);
   if (r.interrupted) throw new Error(`experiment ${file} was interrupted; call experiment() again to finish it (completed runs are kept)`);
   if (r.failures.length > 0) throw new Error(`experiment ${file}: ${r.failures.length} runs failed, no tables written: ${r.failures.map((f) => `${f.id}: ${f.message.split('\n')[0]}`).join('; ')}`);

@@ -4,7 +4,8 @@
  * CPU executor, arrays resident where they were last written). `auto` takes WebGPU when an adapter
  * is found and says which; otherwise the CPU, with the reason. Every backend gives the same bytes.
  */
-import { createExecutor, type Executor } from './exec.ts';
+import { type Executor } from './exec.ts';
+import { createExecutor } from './cpuExecutor.ts';
 import { openGpu } from './gpu/device.ts';
 import { GpuExecutor } from './gpu/executor.ts';
 import { InputError } from './errors.ts';

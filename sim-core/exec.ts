@@ -19,7 +19,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { checkArgs, type AnyKernel, type CallArgs, type Kernel, type KernelSpec } from './kernel.ts';
 import { kernels as core } from './kernels.ts';
-import { PoolExecutor } from './pool.ts';
 import { releaseMemory, sharedArray, type TypedArray } from './table.ts';
 
 /**
@@ -193,7 +192,7 @@ export function kernelArgs(args: object): object {
 }
 
 /** Runs every chunk in the calling thread, in chunk order. */
-class InlineExecutor implements Executor {
+export class InlineExecutor implements Executor {
   readonly threads = 1;
   async run(kernel: AnyKernel, args: object, rows: number, opts?: RunOptions): Promise<number[][]> {
     checkArgs(kernel, args);
@@ -204,11 +203,6 @@ class InlineExecutor implements Executor {
     return sumPartials(await this.run(kernel, args, rows, opts));
   }
   async close(): Promise<void> {}
-}
-
-/** Creates the `cpu` executor: inline for one thread, a worker pool otherwise. */
-export function createExecutor(threads: number): Executor {
-  return threads <= 1 ? new InlineExecutor() : new PoolExecutor(threads);
 }
 
 /**

@@ -2,10 +2,9 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { InputError } from '../../sim-core/errors.ts';
-import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, numFlag } from './flags.ts';
-import { parseSets } from './cli.ts';
+import { addLlmOptions, addRunSetOptions, intFlag, llmChildFlags, numFlag, parseSets } from './flags.ts';
 import { parseMatch, readTarget } from '../calibrate/calibrationTarget.ts';
-import { parseShard } from './experimentCli.ts';
+import { parseShard } from '../experiment/conduct.ts';
 import { calibrationBase, checkFits, parseFit, sha256, type CalibrationJson } from '../calibrate/calibrationSetup.ts';
 
 const collect = (v: string, prev: string[]) => [...prev, v];

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { addLlmOptions, backendOption, intFlag, llmRunOptions, numFlag } from './flags.ts';
+import { addLlmOptions, backendOption, intFlag, numFlag, parseSets } from './flags.ts';
+import { llmRunOptions } from '../run/llmFlags.ts';
 import { escapeControls, InputError, isInputError } from '../../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from '../run/loadScenario.ts';
 import { paramError, runScenario } from '../run/runScenario.ts';
@@ -16,27 +17,6 @@ import { analysisHints } from './hints.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from '../serve/serve.ts';
 import { PACKAGE_VERSION } from '../packageInfo.ts';
 import { DEFAULT_MAX_FAILURE_SHARE, failureWarning } from '../run/llmFailures.ts';
-
-/** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
-export function parseSets(sets: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const s of sets) {
-    const eq = s.indexOf('=');
-    if (eq <= 0) throw new InputError(`--set expects key=value (got "${s}")`);
-    const keys = s.slice(0, eq).split('.');
-    const raw = s.slice(eq + 1);
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = raw;
-    }
-    let at = out;
-    for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
-    at[keys[keys.length - 1]] = value;
-  }
-  return out;
-}
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -154,7 +134,7 @@ function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: 
  */
 const COMMAND_MODULES: Array<{ names: string[]; load: () => Promise<(program: Command) => void> }> = [
   { names: ['experiment', 'describe'], load: async () => (await import('./experimentCli.ts')).registerExperimentCommands },
-  { names: ['validate'], load: async () => (await import('../analysis/validate.ts')).registerValidateCommand },
+  { names: ['validate'], load: async () => (await import('./validateCli.ts')).registerValidateCommand },
   { names: ['export', 'query'], load: async () => (await import('./analysisCli.ts')).registerAnalysisCommands },
   { names: ['calibrate'], load: async () => (await import('./calibrateCli.ts')).registerCalibrateCommand },
   { names: ['init'], load: async () => (await import('./init.ts')).registerInitCommand },

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { InputError } from '../../sim-core/errors.ts';
-import type { LlmOptions } from '../../llm-archetypes/setup.ts';
+import { LLM_OPTION_KEYS } from '../run/llmFlags.ts';
 import { BACKENDS } from '../../sim-core/backend.ts';
 import { urlHasCredentials } from '../../llm-archetypes/providers.ts';
 import { DEFAULT_MAX_FAILURE_SHARE } from '../run/llmFailures.ts';
@@ -75,27 +75,6 @@ export function addLlmOptions(cmd: Command): Command {
 }
 
 /** The names of the `--llm*` options (commander's camel case). */
-export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries', 'llmMaxFailures'] as const;
-
-type LlmFlagValues = Partial<Record<(typeof LLM_OPTION_KEYS)[number], string | number>>;
-
-/** The `--llm*` flags as runScenario's LLM options (a cache path made absolute). */
-export function llmRunOptions(opts: LlmFlagValues): Partial<LlmOptions> {
-  const o = opts as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- commander's parsed values
-  return {
-    provider: o.llm,
-    ...(o.llmModel !== undefined && { model: o.llmModel }),
-    ...((o.llmBaseUrl ?? process.env.SOCSIM_LLM_BASE_URL) && { baseURL: o.llmBaseUrl ?? process.env.SOCSIM_LLM_BASE_URL }),
-    ...(o.llmCache !== undefined && { cacheFile: path.resolve(o.llmCache) }),
-    ...(o.llmEvery !== undefined && { every: o.llmEvery }),
-    ...(o.llmBudget !== undefined && { budget: o.llmBudget }),
-    ...(o.llmSamples !== undefined && { samples: o.llmSamples }),
-    ...(o.llmConcurrency !== undefined && { concurrency: o.llmConcurrency }),
-    ...(o.llmTimeout !== undefined && { timeoutSeconds: o.llmTimeout }),
-    ...(o.llmRetries !== undefined && { retries: o.llmRetries }),
-  };
-}
-
 /**
  * The `--llm*` flags given on the command line, as arguments for a child `socsim run` (a cache
  * path made absolute); empty when none was given (the heuristic default).
@@ -112,6 +91,27 @@ export function llmChildFlags(cmd: Command): string[] {
       continue;
     }
     out.push('--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), k === 'llmCache' ? path.resolve(String(v)) : String(v));
+  }
+  return out;
+}
+
+/** Parses `--set a.b=value` pairs into a nested object; values are JSON when they parse, else strings. */
+export function parseSets(sets: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const s of sets) {
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new InputError(`--set expects key=value (got "${s}")`);
+    const keys = s.slice(0, eq).split('.');
+    const raw = s.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    let at = out;
+    for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
+    at[keys[keys.length - 1]] = value;
   }
   return out;
 }

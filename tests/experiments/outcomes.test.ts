@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
 import { BIN, tempDir } from '../runner/cliHelpers.ts';
 import { custom, metric, openRun, rows } from '../../runner/experiment/outcomes.ts';
-import { parseShard } from '../../runner/cli/experimentCli.ts';
+import { parseShard } from '../../runner/experiment/conduct.ts';
 
 const dir = path.join(tempDir('socsim-outcomes-'), 'run');
 let recovered: number[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { barabasiAlbert, barabasiAlbertOn, erdosRenyi, homophilousPreferential, homophilousPreferentialOn, stochasticBlockModel, type BlockEdgeList, type EdgeList } from '../../graph/generators.ts';
 import { InputError } from '../../sim-core/errors.ts';
 import { sourceArray } from '../../sim-core/csr.ts';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { synthesizePopulation } from '../../population/synthesize.ts';
 
 /** Checks ids are in range, no self loops, no duplicate edges (unordered pairs when undirected). */

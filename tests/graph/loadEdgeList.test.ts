@@ -5,7 +5,7 @@ import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { edgeFileRecord, loadEdgeList } from '../../graph/loadEdgeList.ts';
 import { buildGraph, type Csr } from '../../sim-core/csr.ts';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { edgeFiles, inputError } from './edgeFiles.ts';
 
 const { load, write, dir } = edgeFiles();

@@ -4,7 +4,8 @@ import { deffuant, degroot, hegselmannKrause, opinionStats, voter } from '../../
 import { barabasiAlbert } from '../../graph/generators.ts';
 import { seedTotal, selectSeeds } from '../../models/seeds.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
-import { createExecutor, type Executor } from '../../sim-core/exec.ts';
+import { type Executor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { measureInitial, runStep, type Phase, type World } from '../../sim-core/phase.ts';
 import { keyOf } from '../../sim-core/rng.ts';
 import { createTable, sharedArray, type Schema } from '../../sim-core/table.ts';

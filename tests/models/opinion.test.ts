@@ -8,7 +8,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { deffuant, hegselmannKrause } from '../../models/opinion.ts';
 import { barabasiAlbert } from '../../graph/generators.ts';
-import { createExecutor, type Executor } from '../../sim-core/exec.ts';
+import { type Executor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { kernels as K } from '../../sim-core/kernels.ts';
 import { runStep, type Phase, type World } from '../../sim-core/phase.ts';
 import { keyOf, streamOf, uniform } from '../../sim-core/rng.ts';

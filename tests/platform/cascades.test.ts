@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { CascadeTracker, Joins, cascadeStats } from '../../platform/cascades.ts';
 
 const pool = createExecutor(3);

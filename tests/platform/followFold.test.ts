@@ -10,7 +10,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { foldedEdges, newFollowing } from '../../platform/followFold.ts';
 import { foldRoom, pinRows, type Csr } from '../../sim-core/csr.ts';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { createPairSet, pairSetAdd } from '../../sim-core/pairSet.ts';
 import { hash } from '../../sim-core/rng.ts';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { kernels as K } from '../../platform/kernels.ts';
 

@@ -5,7 +5,7 @@
  * downranked parents, in more than one chunk, with the table growing and compacting on the way.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { hash, uniform } from '../../sim-core/rng.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { CascadeTracker } from '../../platform/cascades.ts';

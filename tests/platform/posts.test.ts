@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { InputError } from '../../sim-core/errors.ts';
 import { runStep, type World } from '../../sim-core/phase.ts';
 import { heuristicBehaviour } from '../../platform/behaviour.ts';

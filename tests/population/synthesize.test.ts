@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { ACTIVITY_TIERS, CHRONOTYPES, synthesizePopulation, synthesizePopulationOn, type PopulationConfig } from '../../population/synthesize.ts';
 
 const N = 200_000;

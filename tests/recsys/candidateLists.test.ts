@@ -4,7 +4,7 @@
  * slicings: the lists must not depend on how the rows are sliced.
  */
 import { describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { hash } from '../../sim-core/rng.ts';
 import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from '../../recsys/rankers.ts';
 import { candidateLists, candidateWorld, type CandidateWorld } from './candidateWorld.ts';

@@ -5,7 +5,7 @@
  * lower cluster; for any number of users, topics and chunks.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { keyOf, uniform } from '../../sim-core/rng.ts';
 import { kernels as K } from '../../recsys/kernels.ts';

@@ -21,8 +21,9 @@ import {
   MAX_DOT,
   TOPIC_SCALE,
 } from '../../recsys/rankers.ts';
-import { createExecutor } from '../../sim-core/exec.ts';
-import { PostRecords, quantise } from '../../recsys/records.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
+import { PostRecords } from '../../recsys/records.ts';
+import { quantise } from '../../recsys/rankers.ts';
 import { createCandidateIndex, rebuildCandidates } from '../../recsys/candidates.ts';
 import { scoreOf, type FeedArgs } from '../../recsys/kernels.ts';
 

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { KIND, PostTable } from '../../platform/posts.ts';
-import { PostRecords, baseScore, quantise } from '../../recsys/records.ts';
+import { PostRecords, baseScore } from '../../recsys/records.ts';
+import { quantise } from '../../recsys/rankers.ts';
 import { RANKER } from '../../recsys/rankers.ts';
 
 const exec = createExecutor(1);

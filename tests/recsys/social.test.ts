@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { runStep, type Phase, type StepContext, type World } from '../../sim-core/phase.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { pairSetHas } from '../../sim-core/pairSet.ts';
@@ -14,7 +14,8 @@ import { KIND } from '../../platform/posts.ts';
 import { recommendPhase } from '../../recsys/recommend.ts';
 import { scoreOf } from '../../recsys/kernels.ts';
 import { MAX_DOT, randomScore } from '../../recsys/rankers.ts';
-import { baseScore, PostRecords, quantise } from '../../recsys/records.ts';
+import { baseScore, PostRecords } from '../../recsys/records.ts';
+import { quantise } from '../../recsys/rankers.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

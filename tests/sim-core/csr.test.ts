@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildGraph, csrScratch, degree, graphBytes, sourceArray, withFollowers, withLazyFollowers, type Graph } from '../../sim-core/csr.ts';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 
 const inline = createExecutor(1);

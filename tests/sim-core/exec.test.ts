@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { chunkRanges, compact, createExecutor, releaseArrays } from '../../sim-core/exec.ts';
+import { chunkRanges, compact, releaseArrays } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
 import { buildGraph } from '../../sim-core/csr.ts';
 import { keyOf } from '../../sim-core/rng.ts';

@@ -4,7 +4,7 @@
  * failure surfaces where the metrics are awaited.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../sim-core/exec.ts';
+import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { queueStep, runStep, type Phase } from '../../sim-core/phase.ts';
 import { makeWorld } from '../models/worlds.ts';
 

@@ -8,7 +8,7 @@
  * adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { KIND, PostTable } from '../../../platform/posts.ts';

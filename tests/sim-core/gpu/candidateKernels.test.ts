@@ -5,7 +5,7 @@
  * ranker. Skips with one line when no adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { RANKER } from '../../../recsys/rankers.ts';
 import '../../../recsys/gpuKernels.ts';

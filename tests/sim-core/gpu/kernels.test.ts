@@ -3,7 +3,7 @@
  * on real graphs. Skips with one line when no adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { buildGraph } from '../../../sim-core/csr.ts';
 import { kernels as K } from '../../../sim-core/kernels.ts';
 import { hash, keyOf, streamOf } from '../../../sim-core/rng.ts';

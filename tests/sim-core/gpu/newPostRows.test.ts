@@ -1,13 +1,14 @@
 /**
  * What the device writes of the new posts' rows against the CPU, byte for byte: their topics
  * (writeTopics, platform/postBatch.wgsl.ts) and the records' static fields (recsys/recordStatics.wgsl.ts):
- * the quantised topic (records.ts quantise) over float32 values at and beside every rounding tie,
+ * the quantised topic (rankers.ts quantise) over float32 values at and beside every rounding tie,
  * and both kernels over rows of random posts, with a topic width that leaves a partial last word
  * (its other bytes must stay as they were), and with a table whose capacity passes the binding
  * limit while its rows in use do not. Skips with one line when no adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor, type Executor } from '../../../sim-core/exec.ts';
+import { type Executor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
@@ -15,7 +16,7 @@ import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { kernels as K } from '../../../recsys/kernels.ts';
 import { kernels as PB } from '../../../platform/postBatch.ts';
 import '../../../platform/gpuKernels.ts';
-import { quantise } from '../../../recsys/records.ts';
+import { quantise } from '../../../recsys/rankers.ts';
 import { QUANTISE_WGSL } from '../../../recsys/recordStatics.wgsl.ts';
 import { gpuOrSkip, rowShader } from '../../gpuHelpers.ts';
 

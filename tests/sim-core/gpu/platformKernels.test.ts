@@ -4,7 +4,8 @@
  * adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor, type Executor } from '../../../sim-core/exec.ts';
+import { type Executor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { bitsOf32, expf32, fromBits32 } from '../../../sim-core/f32math.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';

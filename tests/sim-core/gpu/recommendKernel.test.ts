@@ -4,7 +4,7 @@
  * Skips with one line when no adapter exists.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createExecutor } from '../../../sim-core/exec.ts';
+import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { hash } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { createPairSet, pairSetAdd } from '../../../sim-core/pairSet.ts';
