@@ -8,8 +8,8 @@ import type { BackendName } from '../sim-core/backend.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
 import type { Scenario } from './run/defineScenario.ts';
 import { loadScenario } from './run/loadScenario.ts';
-import { paramError, runScenario, type RunOptions } from './run/runScenario.ts';
-import { mergeParams } from './run/strictParams.ts';
+import { runScenario, type RunOptions } from './run/runScenario.ts';
+import { mergeParams, paramError } from './run/strictParams.ts';
 import type { Manifest } from './run/runDirectory.ts';
 import type { EffectRow } from './experiment/experimentTables.ts';
 

@@ -12,8 +12,7 @@ import type { Scenario } from '../run/defineScenario.ts';
 import { isExperimentFile, loadExperiment } from '../experiment/defineExperiment.ts';
 import { planExperiment, setPath, type RunCommonOptions } from '../experiment/experimentPlan.ts';
 import { bundledScenarios, loadScenario, resolveScenario } from '../run/loadScenario.ts';
-import { paramError } from '../run/runScenario.ts';
-import { mergeParams } from '../run/strictParams.ts';
+import { mergeParams, paramError } from '../run/strictParams.ts';
 import type { Match } from './calibrationTarget.ts';
 
 export interface Fit {

@@ -10,8 +10,8 @@ import { addLlmOptions, backendOption, intFlag, numFlag, parseSets } from './fla
 import { llmRunOptions } from '../run/llmFlags.ts';
 import { escapeControls, InputError, isInputError } from '../../sim-core/errors.ts';
 import { loadScenario, bundledScenarios } from '../run/loadScenario.ts';
-import { paramError, runScenario } from '../run/runScenario.ts';
-import { mergeParams } from '../run/strictParams.ts';
+import { runScenario } from '../run/runScenario.ts';
+import { mergeParams, paramError } from '../run/strictParams.ts';
 import { resumableRun } from '../run/resume.ts';
 import { analysisHints } from './hints.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from '../serve/serve.ts';

@@ -10,8 +10,7 @@ import { InputError } from '../../sim-core/errors.ts';
 import type { Scenario } from '../run/defineScenario.ts';
 import type { Experiment } from './defineExperiment.ts';
 import { bundledScenarios, loadScenario } from '../run/loadScenario.ts';
-import { paramError } from '../run/runScenario.ts';
-import { mergeParams } from '../run/strictParams.ts';
+import { mergeParams, paramError } from '../run/strictParams.ts';
 
 export type GridValue = number | string | boolean;
 

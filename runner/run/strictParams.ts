@@ -7,6 +7,7 @@
  * wrappers are looked through; a discriminated union is resolved by the input's discriminator.
  */
 import type { z } from 'zod';
+import { InputError } from '../../sim-core/errors.ts';
 
 type Schema = z.core.$ZodType;
 // The parts of zod's definitions read here; every schema's `_zod.def` has a `type`.
@@ -226,4 +227,19 @@ export function mergeParams(schema: Schema | undefined, base: unknown, over: unk
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = mergeParams(s && child(s, k), base[k], v);
   return out;
+}
+
+/**
+ * Formats a zod error as one line naming the parameter and the fix. An unknown key comes first (a
+ * typo often explains the other issues) and names the closest valid key; `schema` and `input` (what
+ * was parsed) say which keys are valid where.
+ */
+export function paramError(scenario: string, err: z.ZodError, schema?: z.core.$ZodType, input?: unknown): InputError {
+  const i = err.issues.find((x) => x.code === 'unrecognized_keys') ?? err.issues[0];
+  if (i.code === 'unrecognized_keys') {
+    const valid = schema ? keysAt(schema, i.path, input) : undefined;
+    return new InputError(`scenario ${scenario}: ${unknownKeyMessage(i.path, i.keys[0], valid)}`);
+  }
+  const field = i.path.join('.') || '(parameters)';
+  return new InputError(`scenario ${scenario}: parameter ${field}: ${i.message}; set it with --set ${field}=VALUE`);
 }

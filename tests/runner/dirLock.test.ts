@@ -10,7 +10,7 @@ import { tableFromIPC } from '@uwdata/flechette';
 import { ROOT, steps, tempDir } from './cliHelpers.ts';
 
 const tmp = tempDir('socsim-lock-');
-const dirLock = path.join(ROOT, 'runner', 'dirLock.ts');
+const dirLock = path.join(ROOT, 'runner', 'run', 'dirLock.ts');
 
 /** A child process that takes the lock of `dir` (mode) and holds it until killed; resolves once it holds it. */
 function holder(dir: string, mode: 'exclusive' | 'shared') {
