@@ -19,11 +19,17 @@ import { directoryBusy, LOCK_ENTRY } from './dirLock.ts';
 export type RunStatus = 'running' | 'completed' | 'interrupted' | 'failed';
 
 export interface Manifest {
+  /** The manifest's format version. */
   format: 'socsim-run/1';
+  /** The scenario: its name, the file it was loaded from and its description. */
   scenario: { name: string; file: string; description: string };
+  /** Every scenario parameter as the run used it (defaults merged with --params and --set). */
   parameters: Record<string, unknown>;
+  /** The random seed. */
   seed: number;
+  /** Kernel threads (--threads). */
   threads: number;
+  /** Where the kernels ran (--backend; auto resolves to one of these). */
   backend: 'cpu' | 'webgpu';
   /** The WebGPU adapter that ran the kernels (backend webgpu). */
   adapter?: string;
@@ -35,24 +41,39 @@ export interface Manifest {
   kernel_device_ms?: Record<string, number[]>;
   /** The same calls' passes on the device's clock (timestamp queries, where the adapter has them): no host work, no queue latency. */
   kernel_clock_ms?: Record<string, number[]>;
+  /** Agents in the run. */
   agents: number;
+  /** Follow edges at set-up. */
   edges: number;
+  /** Whether the follow graph is directed. */
   directed: boolean;
   /** With --graph FILE: the file (path, size, SHA-256) and how it was read; `parameters.graph` is then absent. */
   graph_file?: EdgeFileRecord;
+  /** Simulated seconds per step. */
   step_seconds: number;
+  /** Steps between agent snapshots (0: first and last only). */
   snapshot_every: number;
+  /** Steps asked for. */
   steps_requested: number;
+  /** Steps completed so far. */
   steps_completed: number;
+  /** running, completed, interrupted or failed. */
   status: RunStatus;
+  /** Why the run failed (status failed). */
   error?: string;
+  /** Versions of socsim, Node and the main dependencies. */
   versions: Record<string, string>;
+  /** When the run started (ISO 8601). */
   started_at: string;
+  /** When it ended, however it ended. */
   finished_at?: string;
+  /** Wall time of the set-up (population, graph, the phases' start). */
   setup_seconds: number;
+  /** Wall time of every step, in milliseconds. */
   step_wall_ms: number[];
   /** Wall time of each phase in every step, by phase name. */
   phase_wall_ms: Record<string, number[]>;
+  /** Peak resident memory of the process (the kernel's high-water mark, threads included). */
   peak_rss_bytes: number;
   /** Resident memory once the world is built and the first files are written. */
   rss_after_setup_bytes?: number;
@@ -62,6 +83,7 @@ export interface Manifest {
   events?: boolean;
   /** The process writing the run, so `inspect` and `--resume` can tell a dead run from a live one. */
   pid?: number;
+  /** The host name of the machine writing the run. */
   host?: string;
   /**
    * The completion record: the size of every file the run wrote, written with status
@@ -82,6 +104,7 @@ export interface Manifest {
   checkpoint_error?: string;
   /** Each time the run was resumed: from which step, when, on how many threads and which backend, set-up again plus reading the checkpoint, and the restore. */
   resumed?: Array<{ from_step: number; at: string; threads: number; backend: Manifest['backend']; setup_seconds: number; restore_seconds: number }>;
+  /** The files written: metrics, graph, the agent snapshots, graph-end and any other (posts, cascades, ...). */
   files: { metrics: string; graph: string; agents: string[]; graph_end?: string; other?: string[] };
 }
 

@@ -1,0 +1,169 @@
+/**
+ * docs/run-directory.md, generated: the prose comes from templates/run-directory.md, and every
+ * file and column list from the files that small sample runs write (their Arrow schemas), with
+ * each column's meaning from runner/columnDocs.ts and the manifest's fields from the doc comments
+ * of the `Manifest` interface. A column without a meaning, or a meaning for a column no file has,
+ * is an error naming both, so the page cannot drift from the writers.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DataType, Schema } from 'apache-arrow';
+import { arrowFileSummary } from '../../sim-core/io/arrowRead.ts';
+import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
+import { ARCHETYPES_FILE_DOC, CALIBRATION_FILE_DOCS, EXPERIMENT_FILE_DOCS, LLM_METRIC_DOCS, METRIC_DOCS, RUN_FILE_DOCS, type FileDoc } from '../../runner/columnDocs.ts';
+import { sampleRuns, type SampleDirs } from './sampleRuns.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MANIFEST_SOURCE = 'runner/runDirectory.ts';
+
+/** Arrow type as the page shows it. */
+function typeName(t: DataType): string {
+  const s = String(t);
+  const dict = /^Dictionary<\w+, Utf8>$/.exec(s);
+  if (dict) return 'string (dictionary)';
+  const list = /^FixedSizeList\[(\d+)\]<(\w+)>$/.exec(s);
+  if (list) return `${list[1]} x ${list[2].toLowerCase()}`;
+  return s.toLowerCase().replace(/^int/, 'i').replace(/^uint/, 'u').replace(/^float/, 'f');
+}
+
+const cell = (s: string) => s.replace(/\|/g, '\\|');
+
+function schemaOf(file: string): Schema {
+  return arrowFileSummary(file).schema;
+}
+
+/**
+ * A table of one file's columns. `extra` names the meaning of columns the doc does not list (the
+ * outcomes of summary.arrow, the fitted parameters of calibration.arrow); without it such a column
+ * is an error.
+ */
+function columnTable(label: string, schema: Schema, doc: FileDoc, problems: string[], extra?: string): string[] {
+  const rows = schema.fields.map((f) => {
+    const meaning = doc.columns[f.name] ?? extra;
+    if (meaning === undefined) problems.push(`${label}: column ${f.name} has no meaning in runner/columnDocs.ts`);
+    return `| \`${f.name}\` | ${typeName(f.type)} | ${cell(meaning ?? '')} |`;
+  });
+  for (const name of Object.keys(doc.columns)) {
+    if (!schema.fields.some((f) => f.name === name)) problems.push(`${label}: runner/columnDocs.ts documents a column ${name} that the file does not have`);
+  }
+  return ['| column | type | meaning |', '| --- | --- | --- |', ...rows];
+}
+
+function fileSection(name: string, file: string, doc: FileDoc, problems: string[], extra?: string): string[] {
+  return [`### ${name}`, '', doc.about, '', ...columnTable(name, schemaOf(file), doc, problems, extra), ''];
+}
+
+/** metrics.arrow: every metric of every sample run, with the scenarios that write it. */
+function metricsSection(s: SampleDirs, problems: string[]): string[] {
+  const runs: Array<[string, string]> = [['social-feed', s.social], ...Object.entries(s.classic)];
+  const seen = new Map<string, { type: string; scenarios: string[] }>();
+  for (const [scenario, dir] of runs) {
+    for (const f of schemaOf(path.join(dir, 'metrics.arrow')).fields) {
+      const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: [] };
+      m.scenarios.push(scenario);
+      seen.set(f.name, m);
+    }
+  }
+  const all = runs.length;
+  const rows = [...seen].map(([name, m]) => {
+    const meaning = METRIC_DOCS[name];
+    if (meaning === undefined) problems.push(`metrics.arrow: metric ${name} has no meaning in runner/columnDocs.ts METRIC_DOCS`);
+    const who = m.scenarios.length === all ? 'all' : m.scenarios.join(', ');
+    return `| \`${name}\` | ${m.type} | ${who} | ${cell(meaning ?? '')} |`;
+  });
+  for (const name of Object.keys(METRIC_DOCS)) if (!seen.has(name)) problems.push(`metrics.arrow: METRIC_DOCS documents ${name}, which no bundled scenario writes`);
+  const llm = Object.entries(LLM_METRIC_DOCS).map(([name, meaning]) => `| \`${name}\` | i32 | social-feed with --llm openai or replay | ${cell(meaning)} |`);
+  return ['### metrics.arrow', '', RUN_FILE_DOCS['metrics.arrow'].about, '', '| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows, ...llm, ''];
+}
+
+/** agents/step-NNNNNN.arrow: the union of every sample run's snapshot columns. */
+function agentsSection(s: SampleDirs, problems: string[]): string[] {
+  const doc = RUN_FILE_DOCS['agents/step-NNNNNN.arrow'];
+  const runs: Array<[string, string]> = [['social-feed', s.social], ...Object.entries(s.classic)];
+  const seen = new Map<string, { type: string; scenarios: string[] }>();
+  for (const [scenario, dir] of runs) {
+    for (const f of schemaOf(path.join(dir, 'agents', 'step-000000.arrow')).fields) {
+      const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: [] };
+      m.scenarios.push(scenario);
+      seen.set(f.name, m);
+    }
+  }
+  const rows = [...seen].map(([name, m]) => {
+    const meaning = doc.columns[name];
+    if (meaning === undefined) problems.push(`agents/step-NNNNNN.arrow: column ${name} has no meaning in runner/columnDocs.ts`);
+    return `| \`${name}\` | ${m.type} | ${m.scenarios.length === runs.length ? 'all' : m.scenarios.join(', ')} | ${cell(meaning ?? '')} |`;
+  });
+  for (const name of Object.keys(doc.columns)) if (!seen.has(name)) problems.push(`agents/step-NNNNNN.arrow: runner/columnDocs.ts documents a column ${name} that no snapshot has`);
+  return ['### agents/step-NNNNNN.arrow', '', doc.about, '', '| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows, ''];
+}
+
+function archetypesSection(): string[] {
+  const d = ARCHETYPES_FILE_DOC;
+  const rows = Object.entries(d.columns).flatMap(([name, meaning]) =>
+    name === 'p_<name>' ? REPLY_PARAMS.map((p) => `| \`p_${p}\` | f32 | ${cell(meaning.replace('<name>', p))} |`) : [`| \`${name}\` | | ${cell(meaning)} |`],
+  );
+  return ['### archetypes.arrow', '', d.about, 'Its columns are listed from its writer (llm-archetypes/decide.ts), not read from a sample run, which would need an LLM server.', '', '| column | type | meaning |', '| --- | --- | --- |', ...rows, ''];
+}
+
+/** The fields of the `Manifest` interface with their doc comments. */
+export function manifestFields(source: string): Array<{ name: string; doc: string }> {
+  const start = source.indexOf('export interface Manifest {');
+  const body = source.slice(start, source.indexOf('\n}\n', start)).split('\n').slice(1);
+  const out: Array<{ name: string; doc: string }> = [];
+  let doc: string[] = [];
+  let inDoc = false;
+  for (const line of body) {
+    const t = line.trim();
+    if (t.startsWith('/**')) inDoc = true;
+    if (inDoc) {
+      doc.push(t.replace(/^\/\*\*\s?/, '').replace(/\*\/$/, '').replace(/^\*\s?/, '').trim());
+      if (t.endsWith('*/')) inDoc = false;
+      continue;
+    }
+    const m = /^ {2}([a-z_]+)\??:/.exec(line);
+    if (m) {
+      out.push({ name: m[1], doc: doc.filter(Boolean).join(' ') });
+      doc = [];
+    }
+  }
+  return out;
+}
+
+function manifestSection(problems: string[]): string[] {
+  const fields = manifestFields(fs.readFileSync(path.join(ROOT, MANIFEST_SOURCE), 'utf8'));
+  for (const f of fields) if (!f.doc) problems.push(`manifest.json: field ${f.name} has no doc comment in ${MANIFEST_SOURCE} (interface Manifest)`);
+  return ['| field | meaning |', '| --- | --- |', ...fields.map((f) => `| \`${f.name}\` | ${cell(f.doc)} |`)];
+}
+
+/** The generated blocks, by the name their placeholder has in the template. */
+async function blocks(): Promise<Record<string, string[]>> {
+  const s = await sampleRuns();
+  try {
+    const problems: string[] = [];
+    const runFiles = ['graph.arrow', 'graph-end.arrow', 'posts.arrow', 'cascades.arrow', 'conversations.arrow', 'interventions.arrow', 'stories.arrow', 'events.arrow'];
+    const run = [
+      ...metricsSection(s, problems),
+      ...agentsSection(s, problems),
+      ...runFiles.flatMap((f) => fileSection(f, path.join(s.social, f), RUN_FILE_DOCS[f], problems)),
+      ...archetypesSection(),
+    ];
+    const exp = Object.entries(EXPERIMENT_FILE_DOCS).flatMap(([f, doc]) => fileSection(f, path.join(s.experiment, f), doc, problems, f === 'summary.arrow' ? 'an outcome of the experiment file' : undefined));
+    const cal = Object.entries(CALIBRATION_FILE_DOCS).flatMap(([f, doc]) => fileSection(f, path.join(s.calibration, f), doc, problems, f === 'calibration.arrow' ? 'a fitted parameter' : 'a matched metric of the target'));
+    const manifest = manifestSection(problems);
+    if (problems.length > 0) throw new Error(`the run-directory reference is incomplete:\n  ${problems.join('\n  ')}`);
+    return { 'run-files': run, manifest, 'experiment-files': exp, 'calibration-files': cal };
+  } finally {
+    s.cleanup();
+  }
+}
+
+/** The page's Markdown. */
+export async function runDirectoryReference(): Promise<string> {
+  const template = fs.readFileSync(path.join(ROOT, 'scripts', 'docs', 'templates', 'run-directory.md'), 'utf8');
+  const b = await blocks();
+  return template.replace(/^<!-- block: ([a-z-]+) -->$/gm, (_, name: string) => {
+    if (!b[name]) throw new Error(`templates/run-directory.md: no generated block ${name}`);
+    return b[name].join('\n').trimEnd();
+  });
+}

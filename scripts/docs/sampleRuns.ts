@@ -1,0 +1,53 @@
+/**
+ * Small runs whose files the run-directory reference is generated from: a social-feed run with
+ * every optional file it can write offline (events, an injected and labelled story, a follow
+ * rebuild), one run of every classic scenario, an experiment and a calibration. Their schemas,
+ * not their values, go into the page, so the runs are as small as will write every file.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { experiment, run } from '../../runner/api.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export const CLASSIC_SCENARIOS = ['sir', 'voter', 'independent-cascade', 'linear-threshold', 'degroot', 'deffuant', 'hegselmann-krause', 'opinion-cascade'];
+
+export interface SampleDirs {
+  root: string;
+  social: string;
+  /** Scenario name -> run directory. */
+  classic: Record<string, string>;
+  experiment: string;
+  calibration: string;
+  cleanup(): void;
+}
+
+const STORY = [
+  { kind: 'inject', hour: 0, count: 5, stance: 0.7, veracity: 'false', novelty: 1.2, tag: 'rumour' },
+  { kind: 'label', hour: 1, posts: { tag: 'rumour' } },
+];
+
+/** Writes the sample runs under a new temporary folder; `cleanup` removes it. Needs dist/ built (child runs). */
+export async function sampleRuns(): Promise<SampleDirs> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-docs-'));
+  try {
+    const social = path.join(root, 'social');
+    await run({ scenario: 'social-feed', agents: 1500, steps: 3, events: true, out: social, params: { interventions: STORY, platform: { rebuildEvery: 2 } } });
+    const classic: Record<string, string> = {};
+    for (const s of CLASSIC_SCENARIOS) classic[s] = (await run({ scenario: s, agents: 300, steps: 1, out: path.join(root, s) })).dir;
+    const exp = path.join(root, 'experiment');
+    await experiment(path.join(ROOT, 'experiments', 'sir-beta.ts'), { out: exp, seeds: 2, agents: 300, steps: 2, jobs: 2, quiet: true });
+    const calibration = path.join(root, 'calibration');
+    const target = path.join(root, 'target.csv');
+    fs.writeFileSync(target, 'step,infectious\n0,12\n1,20\n2,25\n');
+    const args = ['calibrate', 'sir', '--target', target, '--fit', 'beta=0.01..0.2', '--match', 'infectious', '--seeds', '2', '--budget', '4', '--agents', '300', '--steps', '3', '--jobs', '2', '--quiet', '--out', calibration];
+    execFileSync(process.execPath, [path.join(ROOT, 'bin', 'socsim.mjs'), ...args], { stdio: 'ignore' });
+    return { root, social, classic, experiment: exp, calibration, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+  } catch (err) {
+    fs.rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
+}
