@@ -1,7 +1,7 @@
 /**
  * docs/run-directory.md, generated: the prose comes from templates/run-directory.md, and every
  * file and column list from the files that small sample runs write (their Arrow schemas), with
- * each column's meaning from runner/columnDocs.ts and the manifest's fields from the doc comments
+ * each column's meaning from runner/run/columnDocs.ts and the manifest's fields from the doc comments
  * of the `Manifest` interface. A column without a meaning, or a meaning for a column no file has,
  * is an error naming both, so the page cannot drift from the writers.
  */
@@ -11,11 +11,11 @@ import { fileURLToPath } from 'node:url';
 import type { DataType, Schema } from 'apache-arrow';
 import { arrowFileSummary } from '../../sim-core/io/arrowRead.ts';
 import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
-import { ARCHETYPES_FILE_DOC, CALIBRATION_FILE_DOCS, EXPERIMENT_FILE_DOCS, LLM_METRIC_DOCS, METRIC_DOCS, RUN_FILE_DOCS, type FileDoc } from '../../runner/columnDocs.ts';
+import { ARCHETYPES_FILE_DOC, CALIBRATION_FILE_DOCS, EXPERIMENT_FILE_DOCS, LLM_METRIC_DOCS, METRIC_DOCS, RUN_FILE_DOCS, type FileDoc } from '../../runner/run/columnDocs.ts';
 import { sampleRuns, type SampleDirs } from './sampleRuns.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MANIFEST_SOURCE = 'runner/runDirectory.ts';
+const MANIFEST_SOURCE = 'runner/run/runDirectory.ts';
 
 /** Arrow type as the page shows it. */
 function typeName(t: DataType): string {
@@ -41,11 +41,11 @@ function schemaOf(file: string): Schema {
 function columnTable(label: string, schema: Schema, doc: FileDoc, problems: string[], extra?: string): string[] {
   const rows = schema.fields.map((f) => {
     const meaning = doc.columns[f.name] ?? extra;
-    if (meaning === undefined) problems.push(`${label}: column ${f.name} has no meaning in runner/columnDocs.ts`);
+    if (meaning === undefined) problems.push(`${label}: column ${f.name} has no meaning in runner/run/columnDocs.ts`);
     return `| \`${f.name}\` | ${typeName(f.type)} | ${cell(meaning ?? '')} |`;
   });
   for (const name of Object.keys(doc.columns)) {
-    if (!schema.fields.some((f) => f.name === name)) problems.push(`${label}: runner/columnDocs.ts documents a column ${name} that the file does not have`);
+    if (!schema.fields.some((f) => f.name === name)) problems.push(`${label}: runner/run/columnDocs.ts documents a column ${name} that the file does not have`);
   }
   return ['| column | type | meaning |', '| --- | --- | --- |', ...rows];
 }
@@ -68,7 +68,7 @@ function metricsSection(s: SampleDirs, problems: string[]): string[] {
   const all = runs.length;
   const rows = [...seen].map(([name, m]) => {
     const meaning = METRIC_DOCS[name];
-    if (meaning === undefined) problems.push(`metrics.arrow: metric ${name} has no meaning in runner/columnDocs.ts METRIC_DOCS`);
+    if (meaning === undefined) problems.push(`metrics.arrow: metric ${name} has no meaning in runner/run/columnDocs.ts METRIC_DOCS`);
     const who = m.scenarios.length === all ? 'all' : m.scenarios.join(', ');
     return `| \`${name}\` | ${m.type} | ${who} | ${cell(meaning ?? '')} |`;
   });
@@ -91,10 +91,10 @@ function agentsSection(s: SampleDirs, problems: string[]): string[] {
   }
   const rows = [...seen].map(([name, m]) => {
     const meaning = doc.columns[name];
-    if (meaning === undefined) problems.push(`agents/step-NNNNNN.arrow: column ${name} has no meaning in runner/columnDocs.ts`);
+    if (meaning === undefined) problems.push(`agents/step-NNNNNN.arrow: column ${name} has no meaning in runner/run/columnDocs.ts`);
     return `| \`${name}\` | ${m.type} | ${m.scenarios.length === runs.length ? 'all' : m.scenarios.join(', ')} | ${cell(meaning ?? '')} |`;
   });
-  for (const name of Object.keys(doc.columns)) if (!seen.has(name)) problems.push(`agents/step-NNNNNN.arrow: runner/columnDocs.ts documents a column ${name} that no snapshot has`);
+  for (const name of Object.keys(doc.columns)) if (!seen.has(name)) problems.push(`agents/step-NNNNNN.arrow: runner/run/columnDocs.ts documents a column ${name} that no snapshot has`);
   return ['### agents/step-NNNNNN.arrow', '', doc.about, '', '| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows, ''];
 }
 
