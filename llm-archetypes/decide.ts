@@ -10,8 +10,8 @@
  * saw (their feeds) and did (this step's actions) with their opinions at the start of the step, and
  * sends the calls. `archetypes` runs after `update`: it waits for the replies and writes them to
  * the behaviour table. The calls are in flight while `apply` and `update` run, and the decision
- * taken from step t's observations governs step t + 1 onward (DESIGN.md lists the phase before
- * `recommend`, which is the same thing one step later).
+ * taken from step t's observations governs step t + 1 onward (the same as a decision taken before
+ * `recommend` one step later; docs/llm-archetypes.md).
  */
 import type { ArrowFileAppender, ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Phase } from '../sim-core/phase.ts';

@@ -1,5 +1,5 @@
 /**
- * The social step's apply phase (DESIGN.md section 4; the other phases are in phases.ts). Heavy
+ * The social step's apply phase (docs/social-platform.md, "The step"; the other phases are in phases.ts). Heavy
  * per-user work runs in kernels; the walk of the event buffer runs in user order in the main
  * thread, so post ids and event order never depend on threads. Before it, on the threads: the
  * content of new original posts (the postContent kernel), the impression, like and dislike counts

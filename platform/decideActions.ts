@@ -4,7 +4,7 @@
  * outputs in user order and does only what that order decides (post ids, the trees' joins in
  * order, the follow sets). At 10M agents the walk had been 0.17-0.33 s of one thread a step on
  * the 2-core machine (~0.45 s on the H100 host), about half of it cache misses on the post rows
- * and the cascade tracker, which this moves to the threads (README, "Where the time goes").
+ * and the cascade tracker, which this moves to the threads (CHANGELOG.md, "Where the time goes").
  */
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { trackHas } from './cascadeShards.ts';

@@ -1,5 +1,5 @@
 /**
- * The social step's heuristic phases (DESIGN.md section 4): activate -> [recommend, in recsys/] ->
+ * The social step's heuristic phases (docs/social-platform.md, "The step"): activate -> [recommend, in recsys/] ->
  * act -> apply (applyPhase.ts) -> update -> maintain. Heavy per-user work runs in kernels.
  */
 import type { ArrowFileAppender } from '../sim-core/io/arrowFile.ts';

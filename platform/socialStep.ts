@@ -1,6 +1,6 @@
 /**
  * The social step: the one place that says what happens in a step of the social platform, in order
- * (DESIGN.md section 4). Each phase declares the agent columns it reads and writes and the metrics
+ * (docs/social-platform.md, "The step"). Each phase declares the agent columns it reads and writes and the metrics
  * it reports; scenarios compose a step by calling `socialStep`, never by listing phases themselves.
  *
  *   intervene     the scenario's interventions due this step (label, remove, suspend, inject, ...)

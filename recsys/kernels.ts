@@ -1,6 +1,6 @@
 /**
  * The feed kernel: for each active user, candidate generation and ranking in one pass over its row
- * (per-row top-k over candidates, DESIGN.md section 5). Registered with the executor so worker
+ * (per-row top-k over candidates; the kernel contract: docs/architecture.md). Registered with the executor so worker
  * threads import it by URL.
  *
  * Candidates: in-network (recent posts, reposts included, of the accounts the user follows, walked

@@ -1,5 +1,5 @@
 /**
- * The ranking formulas (DESIGN.md section 7), each written once. They are pure functions of plain
+ * The ranking formulas (docs/social-platform.md, "The step", recommend; adding one: docs/architecture.md), each written once. They are pure functions of plain
  * numbers, called by everything that scores posts: the packed post records (records.ts, the
  * user-independent base score of every post, every step), the candidate index (candidates.ts, the
  * order of the per-cluster and trending lists) and the feed kernel (kernels.ts, per user and

@@ -1,5 +1,5 @@
 /**
- * `socsim bench`: the performance figures DESIGN.md section 10 budgets, as medians over repeated
+ * `socsim bench`: the figures of docs/performance.md, as medians over repeated
  * runs with the spread. Never part of `npm test`. `--json` prints
  * {"machine": {...}, "results": [{"name", "median", "min", "max", "unit", "runs"}]}.
  */

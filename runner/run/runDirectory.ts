@@ -1,5 +1,5 @@
 /**
- * The run directory (DESIGN.md section 8): manifest.json, metrics.arrow (one row per step, appended
+ * The run directory (docs/run-directory.md): manifest.json, metrics.arrow (one row per step, appended
  * and readable after every step), agents/step-NNNNNN.arrow snapshots and graph.arrow. Arrow files
  * hold only simulation results, so the same scenario and seed give byte-identical files; timings,
  * thread count and other run facts live in the manifest.

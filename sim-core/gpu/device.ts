@@ -1,5 +1,5 @@
 /**
- * The WebGPU device of the GPU backend (DESIGN.md section 5): Dawn through the `webgpu` npm
+ * The WebGPU device of the GPU backend (docs/gpu.md): Dawn through the `webgpu` npm
  * package, whose native binary ships inside the package, on any Vulkan, Metal or D3D12 driver.
  * The package is imported lazily, so the CPU path never loads it.
  *

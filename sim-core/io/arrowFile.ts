@@ -1,5 +1,5 @@
 /**
- * Arrow IPC *file* format (Feather v2) I/O for run directories (DESIGN.md section 8).
+ * Arrow IPC *file* format (Feather v2) I/O for run directories (docs/run-directory.md).
  *
  * - `writeArrowFile` writes one complete file atomically (`path.tmp`, fsync, rename), zero-copy from
  *   the column typed arrays (which may live on a SharedArrayBuffer).

@@ -3,7 +3,7 @@
  * it (fewer agents, hours and seeds), and the effect the paper reports must appear with its sign,
  * its paired 95% interval excluding zero. Where the literature found no effect (down-votes after
  * correction, polarization under a chronological feed), nothing is asserted about the sign: the
- * numbers are published in the README whatever they are. Where a mechanism is switched off in a
+ * numbers are published in docs/validation.md whatever they are. Where a mechanism is switched off in a
  * control arm, the effect must vanish.
  */
 import fs from 'node:fs';
@@ -53,7 +53,7 @@ describe('phenomena', () => {
     positive(find(e, 'herding', 'final_score', 'up'));
     // positive_share (the share of up-votes among all votes a post got): reported, not asserted.
     // Muchnik et al.'s positivity effect is on the first vote; over all votes it is diluted here
-    // because every post with one organic up-vote gets the same herding (README).
+    // because every post with one organic up-vote gets the same herding (docs/validation.md).
     expect(Number.isFinite(find(e, 'herding', 'positive_share', 'up').diff)).toBe(true);
   }, 600_000);
 
@@ -71,7 +71,7 @@ describe('phenomena', () => {
   it('fact-check timing: a label cuts a false story\'s sharing, the more the earlier it comes', () => {
     const e = experiment('fact-check-timing', ['--agents', '10000', '--hours', '36', '--seeds', '4']);
     // Labels act on sharing (Martel & Rand 2024); reach, mostly the story's own impressions now that
-    // reshares are rare, is reported, not asserted (README). At this size only the earliest label's
+    // reshares are rare, is reported, not asserted (docs/validation.md). At this size only the earliest label's
     // effect is resolved; later ones are smaller.
     const d = ['label-h1', 'label-h6', 'label-h12', 'label-h24'].map((a) => find(e, a, 'false_sharers'));
     negative(d[0]);
@@ -83,7 +83,7 @@ describe('phenomena', () => {
     const e = experiment('polarization', ['--agents', '10000', '--hours', '36', '--seeds', '4', '--arms', 'random,x-interest']);
     negative(find(e, 'x-interest', 'exposure_diversity'));
     positive(find(e, 'x-interest', 'echo_chamber_index'));
-    // Polarization itself: reported, not asserted (see the README's table).
+    // Polarization itself: reported, not asserted (see docs/validation.md).
     expect(Number.isFinite(find(e, 'x-interest', 'polarization').diff)).toBe(true);
   }, 600_000);
 });

@@ -1,5 +1,5 @@
 /**
- * `--llm replay --llm-cache FILE` alone (the README's command): the model and the sampling
+ * `--llm replay --llm-cache FILE` alone (docs/llm-archetypes.md's command): the model and the sampling
  * settings come from the cache, so a run recorded with a non-default model and two samples per
  * archetype replays without repeating --llm-model or --llm-samples. Flags that disagree with the
  * cache, and a cache that holds several models, are exit 2. The replay records its own provider
@@ -46,7 +46,7 @@ describe('--llm replay takes the model and sampling settings from the cache', ()
     expect(new Set(entries.map((e) => e.sample))).toEqual(new Set([0, 1]));
   });
 
-  it('the README command (no --llm-model, no --llm-samples) replays the run byte for byte and says so', async () => {
+  it('the documented command (no --llm-model, no --llm-samples) replays the run byte for byte and says so', async () => {
     const dir = out('replay');
     const r = await socsim(replayArgs(CACHE, dir, SEED), childEnv());
     expectOk(r);

@@ -1,6 +1,6 @@
 /**
- * Launches Chromium through playwright-core (never a browser download), as DESIGN.md section 12
- * says: headless, no sandbox, no GPU, no background networking, and a fresh profile folder through
+ * Launches Chromium through playwright-core (never a browser download; which one: docs/dashboard.md):
+ * headless, no sandbox, no GPU, no background networking, and a fresh profile folder through
  * launchPersistentContext.
  *
  * Which Chromium:
