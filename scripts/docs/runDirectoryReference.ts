@@ -54,48 +54,37 @@ function fileSection(name: string, file: string, doc: FileDoc, problems: string[
   return [`### ${name}`, '', doc.about, '', ...columnTable(name, schemaOf(file), doc, problems, extra), ''];
 }
 
-/** metrics.arrow: every metric of every sample run, with the scenarios that write it. */
-function metricsSection(s: SampleDirs, problems: string[]): string[] {
+/**
+ * A file every sample run writes, whose columns depend on the scenario (metrics.arrow, the agent
+ * snapshots): the union of their columns, each with the scenarios that write it.
+ */
+function scenarioColumns(s: SampleDirs, rel: string, label: string, docs: Readonly<Record<string, string>>, problems: string[]): string[] {
   const runs: Array<[string, string]> = [['social-feed', s.social], ...Object.entries(s.classic)];
   const seen = new Map<string, { type: string; scenarios: string[] }>();
   for (const [scenario, dir] of runs) {
-    for (const f of schemaOf(path.join(dir, 'metrics.arrow')).fields) {
-      const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: [] };
-      m.scenarios.push(scenario);
-      seen.set(f.name, m);
-    }
-  }
-  const all = runs.length;
-  const rows = [...seen].map(([name, m]) => {
-    const meaning = METRIC_DOCS[name];
-    if (meaning === undefined) problems.push(`metrics.arrow: metric ${name} has no meaning in runner/run/columnDocs.ts METRIC_DOCS`);
-    const who = m.scenarios.length === all ? 'all' : m.scenarios.join(', ');
-    return `| \`${name}\` | ${m.type} | ${who} | ${cell(meaning ?? '')} |`;
-  });
-  for (const name of Object.keys(METRIC_DOCS)) if (!seen.has(name)) problems.push(`metrics.arrow: METRIC_DOCS documents ${name}, which no bundled scenario writes`);
-  const llm = Object.entries(LLM_METRIC_DOCS).map(([name, meaning]) => `| \`${name}\` | i32 | social-feed with --llm openai or replay | ${cell(meaning)} |`);
-  return ['### metrics.arrow', '', RUN_FILE_DOCS['metrics.arrow'].about, '', '| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows, ...llm, ''];
-}
-
-/** agents/step-NNNNNN.arrow: the union of every sample run's snapshot columns. */
-function agentsSection(s: SampleDirs, problems: string[]): string[] {
-  const doc = RUN_FILE_DOCS['agents/step-NNNNNN.arrow'];
-  const runs: Array<[string, string]> = [['social-feed', s.social], ...Object.entries(s.classic)];
-  const seen = new Map<string, { type: string; scenarios: string[] }>();
-  for (const [scenario, dir] of runs) {
-    for (const f of schemaOf(path.join(dir, 'agents', 'step-000000.arrow')).fields) {
+    for (const f of schemaOf(path.join(dir, rel)).fields) {
       const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: [] };
       m.scenarios.push(scenario);
       seen.set(f.name, m);
     }
   }
   const rows = [...seen].map(([name, m]) => {
-    const meaning = doc.columns[name];
-    if (meaning === undefined) problems.push(`agents/step-NNNNNN.arrow: column ${name} has no meaning in runner/run/columnDocs.ts`);
+    const meaning = docs[name];
+    if (meaning === undefined) problems.push(`${label}: column ${name} has no meaning in runner/run/columnDocs.ts`);
     return `| \`${name}\` | ${m.type} | ${m.scenarios.length === runs.length ? 'all' : m.scenarios.join(', ')} | ${cell(meaning ?? '')} |`;
   });
-  for (const name of Object.keys(doc.columns)) if (!seen.has(name)) problems.push(`agents/step-NNNNNN.arrow: runner/run/columnDocs.ts documents a column ${name} that no snapshot has`);
-  return ['### agents/step-NNNNNN.arrow', '', doc.about, '', '| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows, ''];
+  for (const name of Object.keys(docs)) if (!seen.has(name)) problems.push(`${label}: runner/run/columnDocs.ts documents a column ${name} that no bundled scenario writes`);
+  return ['| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows];
+}
+
+function metricsSection(s: SampleDirs, problems: string[]): string[] {
+  const llm = Object.entries(LLM_METRIC_DOCS).map(([name, meaning]) => `| \`${name}\` | i32 | social-feed with --llm openai or replay | ${cell(meaning)} |`);
+  return ['### metrics.arrow', '', RUN_FILE_DOCS['metrics.arrow'].about, '', ...scenarioColumns(s, 'metrics.arrow', 'metrics.arrow', METRIC_DOCS, problems), ...llm, ''];
+}
+
+function agentsSection(s: SampleDirs, problems: string[]): string[] {
+  const doc = RUN_FILE_DOCS['agents/step-NNNNNN.arrow'];
+  return ['### agents/step-NNNNNN.arrow', '', doc.about, '', ...scenarioColumns(s, path.join('agents', 'step-000000.arrow'), 'agents/step-NNNNNN.arrow', doc.columns, problems), ''];
 }
 
 function archetypesSection(): string[] {
