@@ -6,6 +6,7 @@
  * cannot drift apart. Column names are those of the Arrow schemas; a metric is documented once,
  * whatever scenario writes it.
  */
+import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
 
 export interface FileDoc {
   /** One or two sentences: when the file is written and what a row is. */
@@ -76,13 +77,7 @@ export const METRIC_DOCS: Readonly<Record<string, string>> = {
   story_depth: 'the seeded story\'s cascade depth',
   story_max_breadth: 'the seeded story\'s cascade breadth',
   follows_pending: 'follows and unfollows not yet folded into the following rows (folded every rebuildEvery steps)',
-};
-
-/**
- * metrics.arrow's columns of a run with LLM archetypes (--llm openai|replay), which the sample
- * runs of the docs cannot write (they need a server or a recorded cache): llm-archetypes/decide.ts.
- */
-export const LLM_METRIC_DOCS: Readonly<Record<string, string>> = {
+  // LLM archetypes (--llm openai|replay)
   llm_calls: 'LLM calls made in the step (0 in steps without a decision round)',
   llm_tokens: 'tokens used by those calls (prompt and completion)',
   llm_failures: 'archetype decisions that failed in the step (the archetype kept its last good parameters)',
@@ -189,6 +184,27 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
       hours_to_reach_1000: 'simulated hours until 1,000 users had seen it (NaN if never)',
     },
   },
+  'archetypes.arrow': {
+    about: 'With --llm openai|replay: one row per archetype decision.',
+    columns: {
+    step: 'step of the decision round',
+    archetype: 'archetype id',
+    members: 'agents in the archetype',
+    prompt_hash: 'SHA-256 of the prompt',
+    samples: 'replies asked for',
+    valid: 'replies that passed the schema',
+    ...Object.fromEntries(REPLY_PARAMS.map((p) => [`p_${p}`, `the averaged reply's ${p}, clamped to its range`])),
+    reason: 'the reply\'s one-sentence reason',
+    example_post: 'the reply\'s example post',
+    provider: 'openai or replay',
+    model: 'the model',
+    latency_ms: 'milliseconds the call took (in a replay: the recorded figure)',
+    prompt_tokens: 'prompt tokens',
+    completion_tokens: 'completion tokens',
+    cache_hit: '1 when the reply came from the cache',
+    failure: 'none, or the kind of failure (the archetype then kept its last good parameters)',
+  },
+  },
   'events.arrow': {
     about: 'With --events: the full action trace, one row per action.',
     columns: {
@@ -248,29 +264,3 @@ export const CALIBRATION_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
   },
 };
 
-/**
- * archetypes.arrow (--llm openai|replay; llm-archetypes/decide.ts), documented from its writer's
- * column list, since the sample runs cannot call an LLM. Between `valid` and `reason` come the
- * averaged reply parameters, one float32 column `p_<name>` per parameter of REPLY_PARAMS.
- */
-export const ARCHETYPES_FILE_DOC: FileDoc = {
-  about: 'With --llm openai|replay: one row per archetype decision.',
-  columns: {
-    step: 'step of the decision round',
-    archetype: 'archetype id',
-    members: 'agents in the archetype',
-    prompt_hash: 'SHA-256 of the prompt',
-    samples: 'replies asked for',
-    valid: 'replies that passed the schema',
-    'p_<name>': 'the averaged reply parameter <name> (per-action probabilities, eps, mu, backfire), clamped to its range',
-    reason: 'the reply\'s one-sentence reason',
-    example_post: 'the reply\'s example post',
-    provider: 'openai or replay',
-    model: 'the model',
-    latency_ms: 'milliseconds the call took (in a replay: the recorded figure)',
-    prompt_tokens: 'prompt tokens',
-    completion_tokens: 'completion tokens',
-    cache_hit: '1 when the reply came from the cache',
-    failure: 'none, or the kind of failure (the archetype then kept its last good parameters)',
-  },
-};

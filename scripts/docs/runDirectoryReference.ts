@@ -10,8 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataType, Schema } from 'apache-arrow';
 import { arrowFileSummary } from '../../sim-core/io/arrowRead.ts';
-import { REPLY_PARAMS } from '../../llm-archetypes/reply.ts';
-import { ARCHETYPES_FILE_DOC, CALIBRATION_FILE_DOCS, EXPERIMENT_FILE_DOCS, LLM_METRIC_DOCS, METRIC_DOCS, RUN_FILE_DOCS, type FileDoc } from '../../runner/run/columnDocs.ts';
+import { CALIBRATION_FILE_DOCS, EXPERIMENT_FILE_DOCS, METRIC_DOCS, RUN_FILE_DOCS, type FileDoc } from '../../runner/run/columnDocs.ts';
 import { sampleRuns, type SampleDirs } from './sampleRuns.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,40 +58,34 @@ function fileSection(name: string, file: string, doc: FileDoc, problems: string[
  * snapshots): the union of their columns, each with the scenarios that write it.
  */
 function scenarioColumns(s: SampleDirs, rel: string, label: string, docs: Readonly<Record<string, string>>, problems: string[]): string[] {
-  const runs: Array<[string, string]> = [['social-feed', s.social], ...Object.entries(s.classic)];
-  const seen = new Map<string, { type: string; scenarios: string[] }>();
-  for (const [scenario, dir] of runs) {
-    for (const f of schemaOf(path.join(dir, rel)).fields) {
-      const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: [] };
-      m.scenarios.push(scenario);
+  const runs = [{ scenario: 'social-feed', dir: s.social, llm: false }, { scenario: 'social-feed', dir: s.llm, llm: true }, ...Object.entries(s.classic).map(([scenario, dir]) => ({ scenario, dir, llm: false }))];
+  const scenarios = new Set(runs.map((r) => r.scenario));
+  const seen = new Map<string, { type: string; scenarios: Set<string>; offline: boolean }>();
+  for (const r of runs) {
+    for (const f of schemaOf(path.join(r.dir, rel)).fields) {
+      const m = seen.get(f.name) ?? { type: typeName(f.type), scenarios: new Set<string>(), offline: false };
+      m.scenarios.add(r.scenario);
+      m.offline ||= !r.llm;
       seen.set(f.name, m);
     }
   }
   const rows = [...seen].map(([name, m]) => {
     const meaning = docs[name];
     if (meaning === undefined) problems.push(`${label}: column ${name} has no meaning in runner/run/columnDocs.ts`);
-    return `| \`${name}\` | ${m.type} | ${m.scenarios.length === runs.length ? 'all' : m.scenarios.join(', ')} | ${cell(meaning ?? '')} |`;
+    const who = (m.scenarios.size === scenarios.size ? 'all' : [...m.scenarios].join(', ')) + (m.offline ? '' : ' with --llm openai or replay');
+    return `| \`${name}\` | ${m.type} | ${who} | ${cell(meaning ?? '')} |`;
   });
   for (const name of Object.keys(docs)) if (!seen.has(name)) problems.push(`${label}: runner/run/columnDocs.ts documents a column ${name} that no bundled scenario writes`);
   return ['| column | type | written by | meaning |', '| --- | --- | --- | --- |', ...rows];
 }
 
 function metricsSection(s: SampleDirs, problems: string[]): string[] {
-  const llm = Object.entries(LLM_METRIC_DOCS).map(([name, meaning]) => `| \`${name}\` | i32 | social-feed with --llm openai or replay | ${cell(meaning)} |`);
-  return ['### metrics.arrow', '', RUN_FILE_DOCS['metrics.arrow'].about, '', ...scenarioColumns(s, 'metrics.arrow', 'metrics.arrow', METRIC_DOCS, problems), ...llm, ''];
+  return ['### metrics.arrow', '', RUN_FILE_DOCS['metrics.arrow'].about, '', ...scenarioColumns(s, 'metrics.arrow', 'metrics.arrow', METRIC_DOCS, problems), ''];
 }
 
 function agentsSection(s: SampleDirs, problems: string[]): string[] {
   const doc = RUN_FILE_DOCS['agents/step-NNNNNN.arrow'];
   return ['### agents/step-NNNNNN.arrow', '', doc.about, '', ...scenarioColumns(s, path.join('agents', 'step-000000.arrow'), 'agents/step-NNNNNN.arrow', doc.columns, problems), ''];
-}
-
-function archetypesSection(): string[] {
-  const d = ARCHETYPES_FILE_DOC;
-  const rows = Object.entries(d.columns).flatMap(([name, meaning]) =>
-    name === 'p_<name>' ? REPLY_PARAMS.map((p) => `| \`p_${p}\` | f32 | ${cell(meaning.replace('<name>', p))} |`) : [`| \`${name}\` | | ${cell(meaning)} |`],
-  );
-  return ['### archetypes.arrow', '', d.about, 'Its columns are listed from its writer (llm-archetypes/decide.ts), not read from a sample run, which would need an LLM server.', '', '| column | type | meaning |', '| --- | --- | --- |', ...rows, ''];
 }
 
 /** The fields of the `Manifest` interface with their doc comments. */
@@ -135,7 +128,7 @@ async function blocks(): Promise<Record<string, string[]>> {
       ...metricsSection(s, problems),
       ...agentsSection(s, problems),
       ...runFiles.flatMap((f) => fileSection(f, path.join(s.social, f), RUN_FILE_DOCS[f], problems)),
-      ...archetypesSection(),
+      ...fileSection('archetypes.arrow', path.join(s.llm, 'archetypes.arrow'), RUN_FILE_DOCS['archetypes.arrow'], problems),
     ];
     const exp = Object.entries(EXPERIMENT_FILE_DOCS).flatMap(([f, doc]) => fileSection(f, path.join(s.experiment, f), doc, problems, f === 'summary.arrow' ? 'an outcome of the experiment file' : undefined));
     const cal = Object.entries(CALIBRATION_FILE_DOCS).flatMap(([f, doc]) => fileSection(f, path.join(s.calibration, f), doc, problems, f === 'calibration.arrow' ? 'a fitted parameter' : 'a matched metric of the target'));
