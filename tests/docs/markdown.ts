@@ -81,9 +81,7 @@ export function brokenReason(link: Link, read: (repoPath: string) => string | un
   return anchors(text).has(anchor) ? undefined : `${target} has no heading with the anchor #${anchor}`;
 }
 
-/** The commands of the fenced block after `<!-- docs-test: run -->` in a page: one per line, comments and blank lines dropped. */
+/** The commands of every fenced block marked `<!-- docs-test: run -->` in a page, in order: one per line, comments and blank lines dropped. */
 export function testedCommands(text: string): string[] {
-  const m = /<!-- docs-test: run -->\s*\n```[a-z]*\n([\s\S]*?)\n```/.exec(text);
-  if (!m) return [];
-  return m[1].split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  return [...text.matchAll(/<!-- docs-test: run -->\s*\n```[a-z]*\n([\s\S]*?)\n```/g)].flatMap((m) => m[1].split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('#')));
 }
