@@ -1,5 +1,5 @@
 /**
- * The layering of README.md's Layout section: each source folder imports only itself and the folders
+ * The layering of docs/architecture.md: each source folder imports only itself and the folders
  * below it, runner/'s subsystems likewise, `viz/src` imports nothing of the simulator, and no
  * module imports itself through a chain of others (type-only imports included: a cycle of types
  * is still two concepts that cannot be read apart).
