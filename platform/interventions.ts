@@ -132,7 +132,8 @@ export const intervention = z.discriminatedUnion('kind', [
      */
     sample: z.string().min(1).optional(),
   }),
-  z.strictObject({ kind: z.literal('setRanker'), ...time, ranker: z.enum(['chronological', 'random', 'reddit-hot', 'x-interest']) }),
+  // The name is checked against recsys/'s ranker registry by the scenario (a layer above).
+  z.strictObject({ kind: z.literal('setRanker'), ...time, ranker: z.string().min(1) }),
   z.strictObject({
     kind: z.literal('setParam'),
     ...time,

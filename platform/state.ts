@@ -15,15 +15,18 @@ import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import { maxEventsFor } from './kernels.ts';
 
-export const RANKER_NAMES = ['chronological', 'random', 'reddit-hot', 'x-interest'] as const;
-
 export const socialConfig = z
   .strictObject({
     /** Items per feed. */
     feedSize: z.number().int().min(1).max(64).default(10),
     /** At most this many feed items come from followed accounts; the rest from out-of-network. */
     inNetwork: z.number().int().min(0).default(5),
-    ranker: z.enum(RANKER_NAMES).default('x-interest'),
+    /**
+     * The feed's ranker, by name. The rankers are recsys/'s (its ranker registry, which a study's
+     * plugins extend), a layer above this one: the scenario checks the name against it
+     * (recsys/rankerRegistry.ts rankerName).
+     */
+    ranker: z.string().min(1).default('x-interest'),
     /** x-interest recency: exp(-age/tau) or OASIS's ln((271.8 - age)/100) clipped at 0. */
     recency: z.enum(['exp', 'oasis']).default('exp'),
     tauHours: z.number().positive().default(6),

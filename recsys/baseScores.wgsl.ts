@@ -1,18 +1,14 @@
 /**
  * The post base scores (recsys/kernels.ts `baseScores`) in WGSL, registered with the webgpu
- * executor, for x-interest (the default ranker), chronological and random: the same f32 bits in
- * the records' `score` column (records.ts) as the CPU's Math.fround of its f64 arithmetic, so the
- * scores are made where the feed kernel and the candidate lists read them.
+ * executor, for the rankers with a WGSL base score (recommender.ts RankerWgsl.base, in each
+ * ranker's file): the same f32 bits in the records' `score` column (records.ts) as the CPU's
+ * Math.fround of its f64 arithmetic (products rounded to f64 as the CPU's are, in the software f64
+ * of sim-core/gpu/softf64.wgsl.ts), so the scores are made where the feed kernel and the candidate
+ * lists read them. One shader per ranker, its snippet in place. Rows whose author's follower count
+ * is past the factor table (x-interest's) are counted in the second result word (records.ts
+ * extends the table and runs the kernel again).
  *
- * - x-interest: R(age) x F(followers) x the rank multiplier, each product rounded to f64 as the
- *   CPU's is (sim-core/gpu/softf64.wgsl.ts), R from the table of creation steps and F from the
- *   table of follower counts that records.ts makes with rankers.ts's functions (the device has no
- *   f64 exponential or logarithm). As on the CPU, F is 1 below 999 followers and a multiplier of
- *   1 is not applied. A row whose author's count is past the factor table is counted in the
- *   second result word (records.ts extends the table and runs the kernel again).
- * - chronological: the id times the multiplier; random: the multiplier itself.
- *
- * Reddit-hot's score takes a base-10 logarithm of the vote balance, and stays on the CPU.
+ * A ranker without a WGSL base score (reddit-hot's takes a base-10 logarithm) stays on the CPU.
  */
 import { registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
 import { RNG_WGSL } from '../sim-core/gpu/rng.wgsl.ts';
@@ -21,15 +17,18 @@ import { SOFTF64_WGSL } from '../sim-core/gpu/softf64.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
 import { packOffsets } from '../sim-core/gpu/gpuKernels.ts';
 import { FLAG } from '../platform/posts.ts';
-import { RANKER } from './rankers.ts';
+import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { kernels as K } from './kernels.ts';
 
-/** Parameters: base, first, ranker, firstStep, the tables' word offsets in their pack, factor count. */
-export const BASE_SCORES_WGSL = /* wgsl */ `
+/**
+ * The shader for a ranker's base-score statements (which set `d` from row r and its multiplier's
+ * bits m). Parameters: base, first, firstStep, the tables' word offsets in their pack, factor count.
+ */
+export const BASE_SCORES_WGSL = (base: string) => /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 ${SOFTF64_WGSL}
-struct Params { rows: u32, stride: u32, base: u32, first: u32, ranker: u32, first_step: i32, o_recencies: u32, o_factors: u32, factors: u32 }
+struct Params { rows: u32, stride: u32, base: u32, first: u32, first_step: i32, o_recencies: u32, o_factors: u32, factors: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> rank: array<u32>;
 @group(0) @binding(2) var<storage, read> step: array<i32>;
@@ -54,18 +53,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     let r = p.first + v;
     let m = rank[r];
     var d: D;
-    if (p.ranker == ${RANKER.random}u) {
-      d = d_mul(d_from_f32(m), D(0u, 0, 0u, 1u));
-    } else if (p.ranker == ${RANKER.chronological}u) {
-      d = d_mul(D(0u, 0, 0u, p.base + r), d_from_f32(m));
-    } else {
-      d = table(p.o_recencies + 2u * u32(step[r] - p.first_step));
-      let f = followers[author[r]];
-      if (f >= 999) {
-        let j = u32(f - 999);
-        if (j < p.factors) { d = d_mul(d, table(p.o_factors + 2u * j)); } else { atomicAdd(&missing, 1u); }
-      }
-      if (m != 0x3f800000u) { d = d_mul(d, d_from_f32(m)); }
+    {
+      ${base}
     }
     score[r] = d_to_f32(d);
     if ((((flags[r >> 2u] >> ((r & 3u) * 8u)) & 0xffu) & ${FLAG.removed}u) != 0u) { atomicAdd(&removed, 1u); }
@@ -79,23 +68,33 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
   }
 }`;
 
+const shaders = new Map<string, string>();
+
+/** The shader text of a ranker's snippet, made once. */
+function shaderOf(base: string): string {
+  let s = shaders.get(base);
+  if (s === undefined) shaders.set(base, (s = BASE_SCORES_WGSL(base)));
+  return s;
+}
+
 registerGpuKernel(K.baseScores, (a, rows) => {
   const types = { rank: Float32Array, step: Int32Array, author: Int32Array, flags: Uint8Array, followers: Int32Array, recencies: Float64Array, factors: Float64Array, out: Float32Array };
   if (!typedArgs(a, types)) return undefined;
   const { rank, step, author, flags, followers, recencies, factors, out } = a as { [K in keyof typeof types]: InstanceType<(typeof types)[K]> };
-  const [ranker, first, now, firstStep] = [a.ranker as number, a.first as number, a.now as number, a.firstStep as number];
-  if (ranker === RANKER.redditHot || a.outStride !== 1) return undefined;
-  // x-interest reads R(age) of every creation step in the window from the table.
-  if (ranker === RANKER.xInterest && recencies.length < now - firstStep + 1) return undefined;
+  const [first, now, firstStep] = [a.first as number, a.now as number, a.firstStep as number];
+  const base = BUNDLED_RANKERS[a.ranker as number].wgsl?.base;
+  if (base === undefined || a.outStride !== 1) return undefined;
+  // The recency table holds R(age) of every creation step in the window (x-interest reads it).
+  if (recencies.length < now - firstStep + 1) return undefined;
   const end = first + rows;
   if (out.length < end || [rank, step, author, flags].some((x) => x.length < end)) return undefined;
   // Both tables in one binding (the kernel's others and its result take the other eight).
   const pack = [recencies, factors];
   const [oRecencies, oFactors] = packOffsets(pack);
   return {
-    shader: BASE_SCORES_WGSL,
+    shader: shaderOf(base),
     gridRows: rows,
-    params: [a.base as number, first, ranker, firstStep | 0, oRecencies, oFactors, factors.length],
+    params: [a.base as number, first, firstStep | 0, oRecencies, oFactors, factors.length],
     arrays: [rank, step, author, flags, followers, { pack }, out],
     writes: [{ array: out, from: first, to: end }],
     resultWords: 2,

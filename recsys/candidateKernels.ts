@@ -5,7 +5,7 @@
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { hash } from '../sim-core/rng.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
-import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from './rankers.ts';
+import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 /** Whether typed arrays are little-endian (byte 0 of a word is its low byte). */
@@ -17,7 +17,7 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
  * best (mergeTops). Both order entries by an integer key, (score, tie) descending, so the lists do
  * not depend on how the rows are sliced or in which order entries are offered, and the WGSL
  * versions (candidateKernels.wgsl.ts) compare the same integers:
- * - score: the ranker's list score (rankers.ts), an f64, as the two words of its bits made
+ * - score: the ranker's list score (recommender.ts listScore), an f64, as the two words of its bits made
  *   orderable as unsigned integers (`listKey`: the sign bit set for positive numbers, every bit
  *   flipped for negative ones; -0 counts as 0, as a float comparison does);
  * - tie: a keyed hash of the id (equal scores are common, and creation order would hand every
@@ -61,11 +61,10 @@ export function listKey(x: number, out: Uint32Array, at: number): void {
  * candidateTops, one row per slice: slice s covers post rows firstRow + s x sliceRows onwards (up
  * to `count`) and writes its lists to part[s x topWidth x TOP_WORDS ..]: per topic cluster the best
  * `perCluster` original posts and quotes that are not removed, and the best `trending` of them
- * overall. Unfilled entries have id -1. List scores (rankers.ts), times the rank multiplier: the
- * exact id for chronological (whose Float32 copy in the record ties ids above 2^24), a keyed hash
- * for random, base x (1 + likes) for x-interest and the base for reddit-hot (the rank-multiplied
- * base score: the record's recF, or the `score` column when it is not empty, as on a device
- * executor, where the records' recF words are not written; records.ts).
+ * overall. Unfilled entries have id -1. List scores: the ranker's listScore (recommender.ts) of
+ * the post's id, rank multiplier, likes and rank-multiplied base score (the record's recF, or the
+ * `score` column when it is not empty, as on a device executor, where the records' recF words are
+ * not written; records.ts).
  */
 const candidateTops = kernel(
   {
@@ -74,7 +73,8 @@ const candidateTops = kernel(
     params: ['base', 'count', 'stride', 'ranker', 'firstRow', 'sliceRows', 'topics', 'perCluster', 'trending', 'key'],
   },
   (a, start, end): void => {
-    const { kind: Kind, flags: Flags, cluster: Cl, rank: Rank, likes: Likes, base, ranker, key, part } = a;
+    const { kind: Kind, flags: Flags, cluster: Cl, rank: Rank, likes: Likes, base, key, part } = a;
+    const R = BUNDLED_RANKERS[a.ranker];
     // Base scores: the records', or on a device executor their own column (records.ts).
     const [B, S] = a.score.length > 0 ? [a.score, 1] : [a.recF, a.stride];
     const per = a.perCluster;
@@ -96,12 +96,8 @@ const candidateTops = kernel(
         if ((k !== KIND.original && k !== KIND.quote) || (Flags[r] & FLAG_REMOVED) !== 0) continue;
         const id = base + r;
         const m = Rank[r];
-        let score: number;
-        // Records hold rank-multiplied base scores; the exact id and the hash get the multiplier here.
-        if (ranker === RANKER.chronological) score = m === 1 ? chronologicalScore(id) : chronologicalScore(id) * m;
-        else if (ranker === RANKER.random) score = m === 1 ? randomListScore(key, id) : randomListScore(key, id) * m;
-        else if (ranker === RANKER.xInterest) score = xInterestListScore(B[r * S], Likes[r]);
-        else score = B[r * S];
+        // Records hold rank-multiplied base scores; a list score from the id applies the multiplier itself.
+        const score = R.listScore(B[r * S], id, m, Likes[r], key);
         // The tie (a hash) only for a score that may enter a list: below a full list's last it
         // cannot (insertTop's own first test), and most rows are (2.6M rows a step at 1M agents).
         const cl = Cl[r] * per;

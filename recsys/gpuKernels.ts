@@ -6,7 +6,7 @@
  * the same candidates in the same order, the same filters and the same top lists, so the feeds,
  * the impression rings and the total are the same bytes (tests/sim-core/gpu/recommendKernel.test.ts).
  *
- * - Scores are float32 on both backends (rankers.ts): base scores are read from the records as
+ * - Scores are float32 on both backends (recommender.ts FEED_TERM): base scores are read from the records as
  *   they are; x-interest multiplies the base by the exact integer dot product of the int8 interest
  *   and topic in the software f32 (sim-core/gpu/softfloat.wgsl.ts); random is (hash + 1) x the rank
  *   multiplier, both rounded. Scores compare by their f32 order (`f_key`), ties by id.
@@ -20,8 +20,8 @@
  *   impression ring (read and written: each user's slots are its own), and the byte arrays written
  *   with atomic and/or on their words (rows share words).
  *
- * The feed kernel stays on the CPU for feeds longer than MAX_FEED, the random ranker over a window
- * of 2^21 posts or more (its floor(u x span) is the integer mulhi only below that), and followee
+ * The feed kernel stays on the CPU for feeds longer than MAX_FEED, a ranker drawing candidates
+ * from the window (random) over a window of 2^21 posts or more (its floor(u x span) is the integer mulhi only below that), and followee
  * rows of 2^21 or more.
  */
 import { EXACT_BELOW, maxDegree, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
@@ -31,7 +31,9 @@ import { SPLIT_TARGETS, perParts } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
 import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
 import { FLAG } from '../platform/posts.ts';
-import { MAX_DOT, RANKER } from './rankers.ts';
+import { FEED_TERM } from './recommender.ts';
+import { BUNDLED_RANKERS } from './rankerRegistry.ts';
+import { MAX_DOT } from './rankers/xInterest.ts';
 import { kernels as K } from './kernels.ts';
 import './candidateKernels.wgsl.ts';
 import './baseScores.wgsl.ts';
@@ -50,7 +52,7 @@ const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'mut
  * on the device, candidateKernels.wgsl.ts).
  */
 
-const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'ranker', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
+const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'term', 'window', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 
 /** Writes byte j of a u8 array bound as atomic words (other invocations write the word's other bytes). */
 const SET_BYTE = (name: string) => /* wgsl */ `
@@ -105,13 +107,13 @@ fn muted(a: u32, b: i32) -> bool {
 // scoreOf of recsys/kernels.ts: f32 bits.
 fn score_of(u: u32, r: u32, id: i32) -> u32 {
   let b = inp[p.o_score + r];
-  if (p.ranker == ${RANKER.random}u) {
+  if (p.term == ${FEED_TERM.hash}u) {
     let h = rng_hash(p.key_lo, p.key_hi, u, u32(id) & 0x7fffffffu);
     var x = 0x4f800000u;
     if (h != 0xffffffffu) { x = f_from_u32(h + 1u); }
     return f_mul(x, b);
   }
-  if (p.ranker != ${RANKER.xInterest}u) { return b; }
+  if (p.term != ${FEED_TERM.interest}u) { return b; }
   var dot = 0;
   let q = (p.o_rec + r * p.stride + 4u) * 4u;
   for (var d = 0u; d < p.dim; d++) {
@@ -170,7 +172,7 @@ fn consider(u: u32, id: i32, want: u32, lo: u32, deg: u32, mutes: bool) {
   if (id < i32(p.base) || id >= i32(p.base + p.count)) { return; }
   let r = u32(id) - p.base;
   if (bitcast<i32>(rec_at(r, 1u)) < bitcast<i32>(p.min_step)) { return; }
-  if (p.ranker == ${RANKER.xInterest}u && n_out == want && f_key(bar(r)) < f_key(out_scores[n_out - 1u])) { return; }
+  if (p.term == ${FEED_TERM.interest}u && n_out == want && f_key(bar(r)) < f_key(out_scores[n_out - 1u])) { return; }
   let sc = score_of(u, r, id);
   if (!enters(1u, n_out, want, id, sc) || follows(lo, deg, bitcast<i32>(rec_at(r, 2u))) || !allowed(u, r, mutes)) { return; }
   n_out = offer(1u, n_out, want, id, sc);
@@ -199,7 +201,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       for (var c = 0u; c < p.per_author; c++) {
         if (id < i32(p.base) || bitcast<i32>(rec_at(u32(id) - p.base, 1u)) < bitcast<i32>(p.min_step)) { break; }
         let r = u32(id) - p.base;
-        if (p.ranker != ${RANKER.xInterest}u || n_in < p.in_network || f_key(bar(r)) >= f_key(in_scores[n_in - 1u])) {
+        if (p.term != ${FEED_TERM.interest}u || n_in < p.in_network || f_key(bar(r)) >= f_key(in_scores[n_in - 1u])) {
           let sc = score_of(u, r, id);
           if (enters(0u, n_in, p.in_network, id, sc) && allowed(u, r, mutes)) { n_in = offer(0u, n_in, p.in_network, id, sc); }
         }
@@ -209,7 +211,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   let want = p.feed_size - n_in;
   if (want > 0u) {
-    if (p.ranker == ${RANKER.random}u) {
+    if (p.window != 0u) {
       let span = p.count - p.min_row;
       for (var i = 0u; span > 0u && i < p.probe * p.per_cluster; i++) {
         consider(u, i32(p.base + p.min_row + mulhi(rng_hash(p.key_lo, p.key_hi, u, 2u + i), span)), want, lo, deg, mutes);
@@ -284,7 +286,10 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
   const n = (arr.offsets as Int32Array).length - 1;
   const span = (a.count as number) - (a.minRow as number);
   if ((a.feedSize as number) > MAX_FEED || (a.inNetwork as number) > (a.feedSize as number) || maxDegree(arr.offsets as Int32Array) >= EXACT_BELOW) return undefined;
-  if (a.ranker === RANKER.random && span >= EXACT_BELOW) return undefined;
+  // The kernel is the bundled rankers' (a plugin's feed kernel has no WGSL, and runs on the CPU).
+  const ranker = BUNDLED_RANKERS[a.ranker as number];
+  const window = ranker.outOfNetwork === 'window';
+  if (window && span >= EXACT_BELOW) return undefined;
   if ((muteA.length & (muteA.length - 1)) !== 0 || (arr.seenAt as Uint8Array).length < n || (arr.feedLen as Uint8Array).length < rows) return undefined;
   // The base scores come from their own column (records.ts), written only for a device executor.
   if ((arr.score as Float32Array).length < (a.count as number)) return undefined;
@@ -303,7 +308,8 @@ registerGpuKernel(K.recommend, (a, rows, plan) => {
     a.seenSize as number,
     a.feedSize as number,
     a.inNetwork as number,
-    a.ranker as number,
+    FEED_TERM[ranker.feed],
+    window ? 1 : 0,
     (a.minStep as number) >>> 0,
     a.minRow as number,
     a.perAuthor as number,

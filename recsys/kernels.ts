@@ -5,10 +5,11 @@
  *
  * Candidates: in-network (recent posts, reposts included, of the accounts the user follows, walked
  * newest first through each author's post chain), out-of-network (the best recent posts of the
- * topic clusters nearest the user's interests; for the `random` ranker, posts drawn uniformly from
- * the window instead) and trending (the global hot list). Filtered: own
- * posts, muted authors (the post's author and its cascade root's author), the user's recent
- * impressions, duplicates. Ranked by the scenario's ranker; the feed takes up to `inNetwork`
+ * topic clusters nearest the user's interests; for a ranker whose outOfNetwork is `window`, the
+ * random one, posts drawn uniformly from the window instead) and trending (the global hot list).
+ * Filtered: own posts, muted authors (the post's author and its cascade root's author), the user's
+ * recent impressions, duplicates. Ranked by the scenario's ranker (recommender.ts; `ranker` is its
+ * code, rankerRegistry.ts), or by a plugin's function (feedLoop); the feed takes up to `inNetwork`
  * in-network items, then fills up to `feedSize` from out-of-network candidates.
  *
  * Beside it, the per-step kernels that prepare what it reads, each over all rows in parallel:
@@ -18,9 +19,12 @@
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
-import { MAX_DOT, RANKER, chronologicalScore, randomListScore, randomScore, rowBaseScore, xInterestListScore, xInterestScore } from './rankers.ts';
-import { FLAG, KIND } from '../platform/posts.ts';
-import { quantise } from './rankers.ts';
+import { FEED_TERM, rankedBase } from './recommender.ts';
+import { BUNDLED_RANKERS } from './rankerRegistry.ts';
+import { randomScore } from './rankers/random.ts';
+import { MAX_DOT, xInterestScore } from './rankers/xInterest.ts';
+import { FLAG } from '../platform/posts.ts';
+import { quantise } from './recommender.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 
@@ -63,6 +67,18 @@ const RECOMMEND = {
 } as const;
 export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 
+/**
+ * A plugin ranker's feed kernel (defineRanker.ts declares one per plugin, in the plugin's module):
+ * the feed kernel's arguments, and the post and user columns its score function's features come
+ * from (post rows as the records'; `now` the current step).
+ */
+export const PLUGIN_FEED = {
+  reads: { ...RECOMMEND.reads, likes: 'i32', dislikes: 'i32', reposts: 'i32', stance: 'f32', cluster: 'u8', opinion: 'f32' },
+  writes: RECOMMEND.writes,
+  params: [...RECOMMEND.params, 'now', 'stepSeconds'],
+} as const;
+export type PluginFeedArgs = ArgsOf<typeof PLUGIN_FEED>;
+
 // Worker-local scratch: a bit per user marking the current user's followees, cleared after each
 // user (125 KB at 1M users, 1.25 MB at 10M, where an int per user was 4 and 40 MB).
 let followed = new Uint8Array(0);
@@ -85,17 +101,23 @@ export function userTopic(a: Pick<FeedArgs, 'interestQ' | 'dim' | 'stride'>, u: 
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /**
- * Score of post row r for user u (larger is better; rankers.ts has the formulas): the post's base
- * score from its record (records.ts) for chronological and reddit-hot, times the int8 interest-topic
- * dot product for x-interest; a keyed hash of (user, post) times the rank multiplier for random.
- * Float32 values, each computed as the GPU computes it. `uq`: userTopic(a, u), which the feed
- * kernel makes once per user; `base`: the record's base score (recF), where the caller has it.
+ * Score of post row r for user u (larger is better; the rankers' files have the formulas), by
+ * the ranker's feed term (recommender.ts FEED_TERM): the post's base score from its record
+ * (records.ts) as it is, times the int8 interest-topic dot product (interest), or a keyed hash of
+ * (user, post) times the rank multiplier the record holds (hash). Float32 values, each computed as
+ * the GPU computes it. `uq`: userTopic(a, u), which the feed kernel makes once per user; `base`:
+ * the record's base score (recF), where the caller has it; `term`: the ranker's, where the caller
+ * has it.
  */
-export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = userTopic(a, u), base: number = a.recF[r * a.stride]): number {
+export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = userTopic(a, u), base: number = a.recF[r * a.stride], term: number = FEED_TERM[BUNDLED_RANKERS[a.ranker].feed]): number {
+  if (term === FEED_TERM.hash) return randomScore(a.key, u, a.base + r, base);
+  if (term !== FEED_TERM.interest) return base;
+  return xInterestScore(base, topicDot(a, r, uq));
+}
+
+/** The int8 dot product of post row r's topic and the user's widened interest `uq` (userTopic). */
+export function topicDot(a: Pick<FeedArgs, 'rec' | 'recQ' | 'stride'>, r: number, uq: Int32Array): number {
   const at = r * a.stride;
-  // For random, the record holds the post's rank multiplier (records.ts).
-  if (a.ranker === RANKER.random) return randomScore(a.key, u, a.base + r, base);
-  if (a.ranker !== RANKER.xInterest) return base;
   // Integer products and sums: exact in any order. The topic is read a word (four int8) at a time.
   let dot = 0;
   if (LITTLE_ENDIAN) {
@@ -108,7 +130,7 @@ export function scoreOf(a: FeedArgs, u: number, r: number, uq: Int32Array = user
     const Q = a.recQ;
     for (let d = 0, q = (at + 4) * 4; d < uq.length; d++) dot += Q[q + d] * uq[d];
   }
-  return xInterestScore(base, dot);
+  return dot;
 }
 
 /**
@@ -164,54 +186,71 @@ function candidateAuthorBits(a: FeedArgs, on: boolean): void {
   }
 }
 
-const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
-  const n = a.latest.length;
-  if (followed.length < (n + 7) >> 3) followed = new Uint8Array((n + 7) >> 3);
-  if (candidateAuthors.length < (n + 7) >> 3) candidateAuthors = new Uint8Array((n + 7) >> 3);
-  // Authors of the shared candidates: only those followees need a mark (the random ranker draws
-  // from the whole window and marks every followee).
-  const shared = a.ranker !== RANKER.random;
-  if (shared) candidateAuthorBits(a, true);
-  let marked = new Int32Array(64);
-  const F = a.feedSize;
-  const inIds = new Int32Array(Math.max(1, a.inNetwork));
-  const inScores = new Float64Array(inIds.length);
-  const outIds = new Int32Array(F);
-  const outScores = new Float64Array(F);
-  const P = a.perAuthor;
-  // chain[i * P + c]: the c-th newest post in the window of the i-th scanned followee, else -1.
-  let chain = new Int32Array(Math.max(1, a.maxScan) * P);
-  let chainBase = new Float64Array(chain.length);
-  // The current user's interest, widened for scoreOf.
-  const uq = new Int32Array(4 * (a.stride - 4));
-  let shown = 0;
-  // Per-user state of the out-of-network pass (one closure per chunk, not per user).
-  let want = 0;
-  let nOut = 0;
-  let cu = 0;
-  let cSeen = 0;
-  let cMutes = false;
-  // The base scores of the shared candidates (cluster lists, then trending), read once per chunk.
-  const xi = a.ranker === RANKER.xInterest;
-  // Base scores: the records' recF, or on a device executor their own column (records.ts).
-  const [SB, SS] = a.score.length > 0 ? [a.score, 1] : [a.recF, a.stride];
-  const C = a.clusterPosts.length;
-  if (listBase.length < C + a.trending.length) listBase = new Float64Array(C + a.trending.length);
-  for (let i = 0; i < C + a.trending.length; i++) {
-    const id = i < C ? a.clusterPosts[i] : a.trending[i - C];
-    listBase[i] = id >= a.base && id < a.base + a.count ? SB[(id - a.base) * SS] : 0;
-  }
-  // `base`: the post's base score (its record's recF).
-  const consider = (id: number, base: number) => {
-    if (id < a.base || id >= a.base + a.count) return;
-    const r = id - a.base;
-    const at = r * a.stride;
-    const au = a.rec[at + 2];
-    if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
-    if (xi && nOut === want && xInterestBar(base) < outScores[nOut - 1]) return;
-    const sc = scoreOf(a, cu, r, uq, base);
-    if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
-    nOut = offer(outIds, outScores, nOut, want, id, sc);
+/**
+ * A plugin ranker's score of post row r for user u (defineRanker.ts builds it from the study's
+ * function): `uq` is the user's widened interest, `base` the record's base score.
+ */
+export type PluginScorer = (a: PluginFeedArgs, u: number, r: number, uq: Int32Array, base: number) => number;
+
+/**
+ * The feed kernel's loop: scored by the bundled ranker of code `ranker` (its feed term), or, given
+ * `plugin`, by a plugin's function (over that ranker's candidates).
+ */
+export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, end: number) => number[] {
+  return (a, start, end) => {
+    const n = a.latest.length;
+    const R = BUNDLED_RANKERS[a.ranker];
+    const term = plugin ? FEED_TERM.plugin : FEED_TERM[R.feed];
+    // Out-of-network candidates drawn uniformly from the window (random), not the cluster lists.
+    const window = R.outOfNetwork === 'window';
+    if (followed.length < (n + 7) >> 3) followed = new Uint8Array((n + 7) >> 3);
+    if (candidateAuthors.length < (n + 7) >> 3) candidateAuthors = new Uint8Array((n + 7) >> 3);
+    // Authors of the shared candidates: only those followees need a mark (a ranker that draws from
+    // the whole window marks every followee).
+    const shared = !window;
+    if (shared) candidateAuthorBits(a, true);
+    let marked = new Int32Array(64);
+    const F = a.feedSize;
+    const inIds = new Int32Array(Math.max(1, a.inNetwork));
+    const inScores = new Float64Array(inIds.length);
+    const outIds = new Int32Array(F);
+    const outScores = new Float64Array(F);
+    const P = a.perAuthor;
+    // chain[i * P + c]: the c-th newest post in the window of the i-th scanned followee, else -1.
+    let chain = new Int32Array(Math.max(1, a.maxScan) * P);
+    let chainBase = new Float64Array(chain.length);
+    // The current user's interest, widened for scoreOf.
+    const uq = new Int32Array(4 * (a.stride - 4));
+    let shown = 0;
+    // Per-user state of the out-of-network pass (one closure per chunk, not per user).
+    let want = 0;
+    let nOut = 0;
+    let cu = 0;
+    let cSeen = 0;
+    let cMutes = false;
+    // The base scores of the shared candidates (cluster lists, then trending), read once per chunk.
+    const xi = term === FEED_TERM.interest;
+    // The user's interest is widened for the dot product (interest), and for a plugin's features.
+    const topic = xi || term === FEED_TERM.plugin;
+    // Base scores: the records' recF, or on a device executor their own column (records.ts).
+    const [SB, SS] = a.score.length > 0 ? [a.score, 1] : [a.recF, a.stride];
+    const C = a.clusterPosts.length;
+    if (listBase.length < C + a.trending.length) listBase = new Float64Array(C + a.trending.length);
+    for (let i = 0; i < C + a.trending.length; i++) {
+      const id = i < C ? a.clusterPosts[i] : a.trending[i - C];
+      listBase[i] = id >= a.base && id < a.base + a.count ? SB[(id - a.base) * SS] : 0;
+    }
+    // `base`: the post's base score (its record's recF).
+    const consider = (id: number, base: number) => {
+      if (id < a.base || id >= a.base + a.count) return;
+      const r = id - a.base;
+      const at = r * a.stride;
+      const au = a.rec[at + 2];
+      if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
+      if (xi && nOut === want && xInterestBar(base) < outScores[nOut - 1]) return;
+      const sc = plugin ? plugin(a as PluginFeedArgs, cu, r, uq, base) : scoreOf(a, cu, r, uq, base, term);
+      if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
+      nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
   for (let k = start; k < end; k++) {
     const u = a.active[k];
@@ -219,7 +258,7 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
     const deg = a.offsets[u + 1] - lo;
     const seenBase = u * a.seenSize;
     const mutes = (a.muters[u >> 3] & (1 << (u & 7))) !== 0;
-    if (a.ranker === RANKER.xInterest) userTopic(a, u, uq);
+    if (topic) userTopic(a, u, uq);
     let nIn = 0;
     // In-network: scan at most maxScan followees (0: all), starting at a per-user rotation.
     const scan = a.maxScan === 0 || deg < a.maxScan ? deg : a.maxScan;
@@ -257,8 +296,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
           const r = id - a.base;
           // Skip the x-interest dot product when even a cosine of 1 could not enter the list.
           const base = chainBase[i * P + c];
-          if (a.ranker !== RANKER.xInterest || nIn < a.inNetwork || xInterestBar(base) >= inScores[nIn - 1]) {
-            const sc = scoreOf(a, u, r, uq, base);
+          if (!xi || nIn < a.inNetwork || xInterestBar(base) >= inScores[nIn - 1]) {
+            const sc = plugin ? plugin(a as PluginFeedArgs, u, r, uq, base) : scoreOf(a, u, r, uq, base, term);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
         }
@@ -285,8 +324,8 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
         }
         marked[nm++] = v;
       }
-      if (a.ranker === RANKER.random) {
-        // The random recommender draws its candidates uniformly from the window, as OASIS's does.
+      if (window) {
+        // Candidates drawn uniformly from the window (the random ranker, as OASIS's does).
         const span = a.count - a.minRow;
         for (let i = 0; span > 0 && i < a.probe * a.perCluster; i++) {
           const id = a.base + a.minRow + Math.floor((hash(a.key, u, 2 + i) / 4294967296) * span);
@@ -332,7 +371,10 @@ const recommend = kernel(RECOMMEND, (a, start, end): number[] => {
   }
   if (shared) candidateAuthorBits(a, false);
   return [shown];
-});
+  };
+}
+
+const recommend = kernel(RECOMMEND, feedLoop());
 
 /**
  * Each user's `probe` nearest topic clusters by cosine between its interest and the T prototypes
@@ -484,8 +526,8 @@ const recordStatics = kernel(
 );
 
 /**
- * The base scores (rankers.ts rowBaseScore) of the live rows first + 0 .. first + rows, at
- * out[row x outStride]: in the records' recF (outStride = the records' stride), or on a device
+ * The base scores (recommender.ts rankedBase, by the ranker of code `ranker`) of the live rows
+ * first + 0 .. first + rows, at out[row x outStride]: in the records' recF (outStride = the records' stride), or on a device
  * executor in the records' `score` column (outStride 1; records.ts). `now` is the current step;
  * `base` the id of row 0. Returns how many of those rows are removed (FLAG.removed), so that the
  * feed kernel reads flags only when some are, and then 0.
@@ -493,7 +535,7 @@ const recordStatics = kernel(
  * `recencies` and `factors` are read by the WGSL version only (baseScores.wgsl.ts), which has no f64
  * exponential or logarithm: x-interest's R(age) for the creation steps firstStep .. now, and the
  * follower factor F(f) for f = 999 .. 999 + factors.length - 1 (below 999 it is 1), both made with
- * rankers.ts's functions. Its second partial counts the rows whose author's follower count is past
+ * x-interest's functions (rankers/xInterest.ts). Its second partial counts the rows whose author's follower count is past
  * the table, for the caller to extend it and run again.
  */
 const baseScores = kernel(
@@ -506,9 +548,10 @@ const baseScores = kernel(
     const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
     const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
     const { out, outStride: S, base, flags } = a;
+    const R = BUNDLED_RANKERS[a.ranker];
     let removed = 0;
     for (let r = a.first + start; r < a.first + end; r++) {
-      out[r * S] = rowBaseScore(cols, base, r, o);
+      out[r * S] = rankedBase(R, cols, base + r, r, o);
       if ((flags[r] & FLAG_REMOVED) !== 0) removed++;
     }
     return [removed, 0];

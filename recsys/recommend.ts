@@ -8,10 +8,12 @@ import { IndexList } from '../sim-core/indexList.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './candidates.ts';
 import { PostRecords } from './records.ts';
-import { kernels as K } from './kernels.ts';
+import { kernels as K, type PLUGIN_FEED } from './kernels.ts';
+import type { Kernel } from '../sim-core/kernel.ts';
 // The WGSL versions of its kernels, for the webgpu executor (registered on import).
 import './gpuKernels.ts';
-import { RANKER_CODE, RECENCY_CODE } from './rankers.ts';
+import { rankerOf } from './rankerRegistry.ts';
+import { RECENCY_CODE } from './rankers/xInterest.ts';
 
 export function recommendPhase(s: SocialState): Phase {
   // Carried across steps (and saved in checkpoints): the candidate index, the packed post records
@@ -25,7 +27,7 @@ export function recommendPhase(s: SocialState): Phase {
   // mute-set probes per candidate); the bytes set this step.
   let muters = sharedArray('u8', 0);
   const newMuters = new IndexList();
-  // Interests as int8, as the records hold topics (rankers.ts xInterestScore); interests are static.
+  // Interests as int8, as the records hold topics (the feed kernel's interest term); interests are static.
   let interestQ = sharedArray('i8', 0);
   return {
     name: 'recommend',
@@ -47,7 +49,7 @@ export function recommendPhase(s: SocialState): Phase {
     async run(world, ctx) {
       const key = ctx.key('recommend');
       // Read every step: the setRanker and setParam interventions change them during a run.
-      const ranker = RANKER_CODE[s.cfg.ranker];
+      const { code: ranker, plugin } = rankerOf(s.cfg.ranker);
       const recency = RECENCY_CODE[s.cfg.recency];
       const { records } = st;
       const idx = st.idx!;
@@ -71,48 +73,60 @@ export function recommendPhase(s: SocialState): Phase {
         }
       }
       world.exec.hostWroteAt?.(muters, newMuters.at, newMuters.n);
-      await world.exec.run(
-        K.recommend,
-        {
-          ...feedArgs(s),
-          offsets: G.offsets,
-          targets: G.targets,
-          latest: s.latest,
-          recent,
-          count: s.posts.count,
-          rootAuthor: p.root_author,
-          flags: p.flags,
-          rec: records.rec,
-          recF: records.recF,
-          recQ: records.recQ,
-          score: records.score,
-          stride: records.stride,
-          followers: s.followers,
-          interestQ,
-          userClusters: s.userClusters,
-          clusterPosts: idx.clusterPosts,
-          trending: idx.trending,
-          muteA: s.mutes.keysA,
-          muters,
-          muteB: s.mutes.keysB,
-          seen: s.seen,
-          seenAt: s.seenAt,
-          dim: s.posts.dim,
-          probe: s.cfg.probe,
-          perCluster: s.cfg.perCluster,
-          seenSize: s.cfg.seenSize,
-          inNetwork: s.cfg.inNetwork,
-          ranker,
-          minStep: s.minStep,
-          minRow: s.posts.rowsBefore(s.minStep),
-          perAuthor: s.cfg.perAuthor,
-          maxScan: s.cfg.maxScan,
-          removed,
-          key,
-        },
-        s.active.length,
-        { chunkRows: USER_CHUNK },
-      );
+      const args = {
+        ...feedArgs(s),
+        offsets: G.offsets,
+        targets: G.targets,
+        latest: s.latest,
+        recent,
+        count: s.posts.count,
+        rootAuthor: p.root_author,
+        flags: p.flags,
+        rec: records.rec,
+        recF: records.recF,
+        recQ: records.recQ,
+        score: records.score,
+        stride: records.stride,
+        followers: s.followers,
+        interestQ,
+        userClusters: s.userClusters,
+        clusterPosts: idx.clusterPosts,
+        trending: idx.trending,
+        muteA: s.mutes.keysA,
+        muters,
+        muteB: s.mutes.keysB,
+        seen: s.seen,
+        seenAt: s.seenAt,
+        dim: s.posts.dim,
+        probe: s.cfg.probe,
+        perCluster: s.cfg.perCluster,
+        seenSize: s.cfg.seenSize,
+        inNetwork: s.cfg.inNetwork,
+        ranker,
+        minStep: s.minStep,
+        minRow: s.posts.rowsBefore(s.minStep),
+        perAuthor: s.cfg.perAuthor,
+        maxScan: s.cfg.maxScan,
+        removed,
+        key,
+      };
+      if (!plugin) {
+        await world.exec.run(K.recommend, args, s.active.length, { chunkRows: USER_CHUNK });
+        return;
+      }
+      if (world.exec.hostWrote !== undefined) saysOnCpu(plugin.name);
+      // A plugin's feed kernel reads the post and user features its score function receives.
+      const features = { likes: p.likes, dislikes: p.dislikes, reposts: p.reposts, stance: p.stance, cluster: p.cluster, opinion: world.agents.columns.opinion, now: ctx.step, stepSeconds: world.stepSeconds };
+      await world.exec.run(plugin.feed as Kernel<typeof PLUGIN_FEED>, { ...args, ...features }, s.active.length, { chunkRows: USER_CHUNK });
     },
   };
+}
+
+const toldCpu = new Set<string>();
+
+/** Says once per ranker that a plugin's feed scoring runs on the CPU beside a device's kernels. */
+function saysOnCpu(name: string): void {
+  if (toldCpu.has(name)) return;
+  toldCpu.add(name);
+  process.stderr.write(`socsim: ranker ${name} is a plugin's: its feed kernel runs on the CPU (user scoring has no WGSL); the other kernels stay on the device\n`);
 }

@@ -13,7 +13,7 @@
 import { registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
 import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
-import { TOPIC_SCALE } from './rankers.ts';
+import { TOPIC_SCALE } from './recommender.ts';
 import { kernels as K } from './kernels.ts';
 
 /** quantise_bits(x): records.ts quantise of the float32 with bits x, as an i8 in the low byte. */

@@ -10,26 +10,28 @@
  * column of their own, instead of the records' recF words (left unwritten), and every kernel reads
  * them from there: the device's copy of the records then changes only where static fields were
  * written (the step's new rows; a compaction's move and a growth's copy are made on the device,
- * Executor.hostMoved and hostCopied). The `baseScores` kernel runs on
- * the device for x-interest, chronological and random (recsys/baseScores.wgsl.ts), from two f64 tables
- * made here (the recency of each creation step in the window, the follower factor of each count
- * from 999), so the scores never cross the bus; reddit-hot's (log10) are computed on the CPU and
+ * Executor.hostMoved and hostCopied). The `baseScores` kernel runs on the device for the rankers
+ * with a WGSL base score (recsys/baseScores.wgsl.ts; x-interest's reads two f64 tables made here:
+ * the recency of each creation step in the window, the follower factor of each count from 999),
+ * so the scores never cross the bus; the others' (reddit-hot's log10) are computed on the CPU and
  * go up, 4 bytes per live post.
  */
 import { releaseArrays, type Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
-import { followerFactor, recencyFactor, rowBaseScore, type ScoreOptions } from './rankers.ts';
+import { rankedBase, type ScoreOptions } from './recommender.ts';
+import { followerFactor, recencyFactor } from './rankers/xInterest.ts';
+import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { kernels as K, POST_CHUNK } from './kernels.ts';
 
-/** rowBaseScore of a post table's row r. */
+/** The base score of a post table's row r, rank multiplier applied (recommender.ts rankedBase). */
 export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number {
-  return rowBaseScore(posts.cols, posts.base, r, o);
+  return rankedBase(BUNDLED_RANKERS[o.ranker], posts.cols, posts.base + r, r, o);
 }
 
 const NO_SCORES = sharedArray('f32', 0);
 const NO_TABLE = sharedArray('f64', 0);
-/** The smallest follower count whose factor is above 1 (rankers.ts followerFactor). */
+/** The smallest follower count whose factor is above 1 (rankers/xInterest.ts followerFactor). */
 const FACTOR_FROM = 999;
 
 export class PostRecords {
@@ -151,7 +153,7 @@ export class PostRecords {
   }
 
   /**
-   * The device kernel's tables (rankers.ts values): R(age) for creation steps firstStep .. o.step,
+   * The device kernel's tables (x-interest's values, rankers/xInterest.ts): R(age) for creation steps firstStep .. o.step,
    * rewritten every step, and the follower factors of counts FACTOR_FROM .. `upTo` - 1 at least,
    * kept and extended (the values do not change).
    */

@@ -11,6 +11,7 @@ import { createSocialState, socialConfig } from '../platform/state.ts';
 import { checkInterventionTimes, interventionList } from '../platform/interventions.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
+import { checkRankerNames, rankerName } from '../recsys/rankerRegistry.ts';
 import { defineScenario } from '../runner/run/defineScenario.ts';
 import { archetypesPhases } from '../llm-archetypes/decide.ts';
 import type { Phase } from '../sim-core/phase.ts';
@@ -20,11 +21,13 @@ import { archetypePersonas } from '../llm-archetypes/personas.ts';
 export default defineScenario({
   name: 'social-feed',
   description: 'Posts, feeds and opinion dynamics on a homophilous follow graph, with a news story seeded at hubs',
-  params: z.strictObject({
+  params: z
+    .strictObject({
     /** The synthetic population: attribute mixes, opinions, interests and the activity clock's levels. */
     population: populationConfig.default(populationConfig.parse({})),
     graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 45, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
-    platform: socialConfig.default(socialConfig.parse({})),
+    // The ranker's name is checked against recsys/'s registry, which plugins extend.
+    platform: socialConfig.safeExtend({ ranker: rankerName }).default(socialConfig.parse({})),
     story: z
       .strictObject({
         seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
@@ -36,7 +39,8 @@ export default defineScenario({
       .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
     /** Scheduled changes to the platform (platform/interventions.ts lists the kinds and selectors). */
     interventions: interventionList,
-  }),
+  })
+    .superRefine((p, ctx) => checkRankerNames(p.interventions, ctx, ['interventions'])),
   defaults: { agents: 200_000, steps: 24, snapshotEvery: 12 },
   async setup(ctx) {
     const p = ctx.params;

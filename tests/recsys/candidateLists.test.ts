@@ -6,7 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { hash } from '../../sim-core/rng.ts';
-import { RANKER, chronologicalScore, randomListScore, xInterestListScore } from '../../recsys/rankers.ts';
+import { RANKER } from './rankerCodes.ts';
+import { chronologicalScore } from '../../recsys/rankers/chronological.ts';
+import { randomListScore } from '../../recsys/rankers/random.ts';
+import { xInterestListScore } from '../../recsys/rankers/xInterest.ts';
 import { candidateLists, candidateWorld, type CandidateWorld } from './candidateWorld.ts';
 
 function bruteForce(w: CandidateWorld, o: { ranker: number; base: number; firstRow: number; perCluster: number; trending: number; key: number }) {

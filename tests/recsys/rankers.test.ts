@@ -1,29 +1,16 @@
 /**
- * The ranking formulas (recsys/rankers.ts) on hand-computed numbers, and the production code that
- * uses them (the packed records, the candidate index, the feed kernel) checked against the same
- * hand-computed numbers, never against a second copy of a formula.
+ * The production code that uses the rankers' formulas (the packed records, the candidate index,
+ * the feed kernel) checked against hand-computed numbers, never against a second copy of a
+ * formula (each ranker's own test, tests/recsys/rankers/, checks its formulas).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { KIND, PostTable } from '../../platform/posts.ts';
-import {
-  RANKER,
-  RANKER_CODE,
-  RECENCY_CODE,
-  chronologicalScore,
-  followerFactor,
-  hotScore,
-  randomListScore,
-  randomScore,
-  recencyFactor,
-  xInterestBase,
-  xInterestListScore,
-  xInterestScore,
-  MAX_DOT,
-  TOPIC_SCALE,
-} from '../../recsys/rankers.ts';
+import { RANKER } from './rankerCodes.ts';
+import { TOPIC_SCALE, quantise } from '../../recsys/recommender.ts';
+import { randomListScore, randomScore } from '../../recsys/rankers/random.ts';
+import { MAX_DOT, RECENCY_CODE } from '../../recsys/rankers/xInterest.ts';
 import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { PostRecords } from '../../recsys/records.ts';
-import { quantise } from '../../recsys/rankers.ts';
 import { createCandidateIndex, rebuildCandidates } from '../../recsys/candidates.ts';
 import { scoreOf, type FeedArgs } from '../../recsys/kernels.ts';
 
@@ -33,66 +20,6 @@ afterAll(() => inline.close());
 const EXP = RECENCY_CODE.exp;
 const OASIS = RECENCY_CODE.oasis;
 const D = 16;
-
-describe('ranking formulas', async () => {
-  it('reddit-hot: sign(s) log10(max(|s|, 1)) + t / 45000 with s = likes - dislikes', async () => {
-    expect(hotScore(100, 0, 0)).toBeCloseTo(2, 12);
-    expect(hotScore(0, 10, 36000)).toBeCloseTo(-1 + 0.8, 12);
-    expect(hotScore(1, 1, 45000)).toBe(1);
-    expect(hotScore(3, 2, 0)).toBe(0);
-    // A tenfold vote lead is worth 45000 s = 12.5 h.
-    expect(hotScore(1000, 0, 0) - hotScore(100, 0, 0)).toBeCloseTo(1, 12);
-    expect(hotScore(1000, 0, 0)).toBeCloseTo(hotScore(100, 0, 12.5 * 3600), 12);
-  });
-
-  it('x-interest recency: exp(-age/tau), or ln((271.8 - age)/100) clipped at 0 and never NaN', async () => {
-    expect(recencyFactor(0, EXP, 6)).toBe(1);
-    expect(recencyFactor(6, EXP, 6)).toBeCloseTo(Math.exp(-1), 12);
-    expect(recencyFactor(12, EXP, 6)).toBeCloseTo(0.1353352832, 10);
-    expect(recencyFactor(0, OASIS, 6)).toBeCloseTo(0.9998963157, 10); // ln 2.718
-    expect(recencyFactor(100, OASIS, 6)).toBeCloseTo(0.5411608236, 10); // ln 1.718
-    expect(recencyFactor(171.8, OASIS, 6)).toBeCloseTo(0, 12);
-    expect(recencyFactor(200, OASIS, 6)).toBe(0);
-    expect(recencyFactor(300, OASIS, 6)).toBe(0);
-  });
-
-  it('x-interest follower factor: max(1, log_1000(followers + 1))', async () => {
-    expect(followerFactor(0)).toBe(1);
-    expect(followerFactor(30)).toBe(1);
-    expect(followerFactor(999)).toBeCloseTo(1, 12);
-    expect(followerFactor(999_999)).toBeCloseTo(2, 12);
-    expect(followerFactor(999_999_999)).toBeCloseTo(3, 12);
-  });
-
-  it('x-interest score: R x F x cosine; the candidate lists multiply the base by 1 + likes', async () => {
-    expect(xInterestBase(6, 999_999, EXP, 6)).toBeCloseTo(2 * Math.exp(-1), 12);
-    expect(xInterestBase(0, 0, OASIS, 6)).toBeCloseTo(0.9998963157, 10);
-    // The feed's score: base x the int8 dot product (TOPIC_SCALE^2 x the cosine), rounded once to float32.
-    expect(xInterestScore(2, 0.5)).toBe(1);
-    expect(xInterestScore(0.1, 3)).toBe(Math.fround(0.1 * 3));
-    expect(xInterestScore(0.1, 3)).not.toBe(0.1 * 3);
-    expect(MAX_DOT).toBe(TOPIC_SCALE * TOPIC_SCALE);
-    expect(xInterestListScore(2, 0)).toBe(2);
-    expect(xInterestListScore(2, 3)).toBe(8);
-  });
-
-  it('chronological is the id; random is a keyed hash in [1, 2^32], per user and per key', async () => {
-    expect(chronologicalScore(123)).toBe(123);
-    const a = randomScore(7, 0, 5);
-    expect(a).toBe(randomScore(7, 0, 5));
-    expect(a).toBeGreaterThanOrEqual(1);
-    expect(a).toBeLessThanOrEqual(2 ** 32);
-    expect(randomScore(7, 1, 5)).not.toBe(a);
-    expect(randomScore(8, 0, 5)).not.toBe(a);
-    expect(randomListScore(7, 5)).toBe(randomListScore(7, 5));
-    expect(randomListScore(7, 5)).not.toBe(randomListScore(8, 5));
-  });
-
-  it('ranker names map to the codes the kernels switch on', async () => {
-    expect(RANKER_CODE).toEqual({ chronological: RANKER.chronological, random: RANKER.random, 'reddit-hot': RANKER.redditHot, 'x-interest': RANKER.xInterest });
-    expect(new Set(Object.values(RANKER)).size).toBe(4);
-  });
-});
 
 /** A unit topic vector along axis `k`, and one with cosine `w` to it (in the k, k+1 plane). */
 function axis(k: number, w = 1): Float32Array {
@@ -126,7 +53,7 @@ const HAND = [
   [3, 20, 0, 10, 0],
 ];
 
-async function baseScores(posts: PostTable, ranker: number, step: number, recency = EXP): Promise<number[]> {
+async function baseScores(posts: PostTable, ranker: number, step: number, recency: number = EXP): Promise<number[]> {
   const records = new PostRecords(D);
   await records.update(inline, posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
   return Array.from({ length: posts.count }, (_, r) => records.recF[r * records.stride]);

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { KIND, PostTable } from '../../platform/posts.ts';
 import { PostRecords, baseScore } from '../../recsys/records.ts';
-import { quantise } from '../../recsys/rankers.ts';
-import { RANKER } from '../../recsys/rankers.ts';
+import { quantise } from '../../recsys/recommender.ts';
+import { RANKER } from './rankerCodes.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

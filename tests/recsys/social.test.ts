@@ -13,9 +13,10 @@ import { createSocialState, reserveActive, socialConfig, type SocialState } from
 import { KIND } from '../../platform/posts.ts';
 import { recommendPhase } from '../../recsys/recommend.ts';
 import { scoreOf } from '../../recsys/kernels.ts';
-import { MAX_DOT, randomScore } from '../../recsys/rankers.ts';
+import { randomScore } from '../../recsys/rankers/random.ts';
+import { MAX_DOT } from '../../recsys/rankers/xInterest.ts';
 import { baseScore, PostRecords } from '../../recsys/records.ts';
-import { quantise } from '../../recsys/rankers.ts';
+import { quantise } from '../../recsys/recommender.ts';
 
 const exec = createExecutor(1);
 afterAll(() => exec.close());

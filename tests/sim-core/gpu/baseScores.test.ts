@@ -13,7 +13,7 @@ import { hash } from '../../../sim-core/rng.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { KIND, PostTable } from '../../../platform/posts.ts';
 import { PostRecords } from '../../../recsys/records.ts';
-import { RANKER } from '../../../recsys/rankers.ts';
+import { RANKER } from '../../recsys/rankerCodes.ts';
 import '../../../recsys/gpuKernels.ts';
 import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';

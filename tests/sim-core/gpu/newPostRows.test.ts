@@ -16,7 +16,7 @@ import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { kernels as K } from '../../../recsys/kernels.ts';
 import { kernels as PB } from '../../../platform/postBatch.ts';
 import '../../../platform/gpuKernels.ts';
-import { quantise } from '../../../recsys/rankers.ts';
+import { quantise } from '../../../recsys/recommender.ts';
 import { QUANTISE_WGSL } from '../../../recsys/recordStatics.wgsl.ts';
 import { gpuOrSkip, rowShader } from '../../gpuHelpers.ts';
 

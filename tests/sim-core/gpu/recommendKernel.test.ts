@@ -10,7 +10,7 @@ import { sharedArray } from '../../../sim-core/table.ts';
 import { createPairSet, pairSetAdd } from '../../../sim-core/pairSet.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { kernels as K } from '../../../recsys/kernels.ts';
-import { RANKER } from '../../../recsys/rankers.ts';
+import { RANKER } from '../../recsys/rankerCodes.ts';
 import '../../../recsys/gpuKernels.ts';
 import { FLAG } from '../../../platform/posts.ts';
 import { gpuOrSkip } from '../../gpuHelpers.ts';
