@@ -4,7 +4,9 @@
  * ranker's file): the same f32 bits in the records' `score` column (records.ts) as the CPU's
  * Math.fround of its f64 arithmetic (products rounded to f64 as the CPU's are, in the software f64
  * of sim-core/gpu/softf64.wgsl.ts), so the scores are made where the feed kernel and the candidate
- * lists read them. One shader per ranker, its snippet in place. Rows whose author's follower count
+ * lists read them. One shader, a switch over the rankers' codes with each snippet in its case (one
+ * shader per ranker would not do: a layout made from a shader leaves out the bindings it does not
+ * use, and the arrays bound are the same for every ranker). Rows whose author's follower count
  * is past the factor table (x-interest's) are counted in the second result word (records.ts
  * extends the table and runs the kernel again).
  *
@@ -20,15 +22,15 @@ import { FLAG } from '../platform/posts.ts';
 import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { kernels as K } from './kernels.ts';
 
-/**
- * The shader for a ranker's base-score statements (which set `d` from row r and its multiplier's
- * bits m). Parameters: base, first, firstStep, the tables' word offsets in their pack, factor count.
- */
-export const BASE_SCORES_WGSL = (base: string) => /* wgsl */ `
+/** Each bundled ranker's base-score statements in the case of its code. */
+const CASES = BUNDLED_RANKERS.map((R, code) => (R.wgsl?.base === undefined ? '' : `case ${code}u: {\n      ${R.wgsl.base}\n    }`)).join('\n    ');
+
+/** Parameters: base, first, ranker, firstStep, the tables' word offsets in their pack, factor count. */
+export const BASE_SCORES_WGSL = /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 ${SOFTF64_WGSL}
-struct Params { rows: u32, stride: u32, base: u32, first: u32, first_step: i32, o_recencies: u32, o_factors: u32, factors: u32 }
+struct Params { rows: u32, stride: u32, base: u32, first: u32, ranker: u32, first_step: i32, o_recencies: u32, o_factors: u32, factors: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> rank: array<u32>;
 @group(0) @binding(2) var<storage, read> step: array<i32>;
@@ -53,8 +55,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     let r = p.first + v;
     let m = rank[r];
     var d: D;
-    {
-      ${base}
+    switch (p.ranker) {
+    ${CASES}
+      default: {}
     }
     score[r] = d_to_f32(d);
     if ((((flags[r >> 2u] >> ((r & 3u) * 8u)) & 0xffu) & ${FLAG.removed}u) != 0u) { atomicAdd(&removed, 1u); }
@@ -67,15 +70,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     if (x > 0u) { atomicAdd(&result[1], x); }
   }
 }`;
-
-const shaders = new Map<string, string>();
-
-/** The shader text of a ranker's snippet, made once. */
-function shaderOf(base: string): string {
-  let s = shaders.get(base);
-  if (s === undefined) shaders.set(base, (s = BASE_SCORES_WGSL(base)));
-  return s;
-}
 
 registerGpuKernel(K.baseScores, (a, rows) => {
   const types = { rank: Float32Array, step: Int32Array, author: Int32Array, flags: Uint8Array, followers: Int32Array, recencies: Float64Array, factors: Float64Array, out: Float32Array };
@@ -92,9 +86,9 @@ registerGpuKernel(K.baseScores, (a, rows) => {
   const pack = [recencies, factors];
   const [oRecencies, oFactors] = packOffsets(pack);
   return {
-    shader: shaderOf(base),
+    shader: BASE_SCORES_WGSL,
     gridRows: rows,
-    params: [a.base as number, first, firstStep | 0, oRecencies, oFactors, factors.length],
+    params: [a.base as number, first, a.ranker as number, firstStep | 0, oRecencies, oFactors, factors.length],
     arrays: [rank, step, author, flags, followers, { pack }, out],
     writes: [{ array: out, from: first, to: end }],
     resultWords: 2,

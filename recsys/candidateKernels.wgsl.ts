@@ -5,8 +5,8 @@
  *
  * - A list score is an f32 times an integer, rounded once to f64 on the CPU: the base score (x-
  *   interest: times 1 + likes; reddit-hot: times 1) or the rank multiplier (chronological: times
- *   the id; random: times the keyed hash), each ranker's `listKey` expression (one shader per
- *   ranker; a ranker without one has its lists built on the CPU). `list_key` forms the exact product of the f32's 24-bit
+ *   the id; random: times the keyed hash), each ranker's `listKey` expression in the case of its
+ *   code (a ranker without one has its lists built on the CPU). `list_key` forms the exact product of the f32's 24-bit
  *   significand and the u32 (56 bits), rounds it to 53 bits to nearest even,
  *   as the f64 product is, and returns the bits listKey gives that f64. Scores must be finite
  *   (they are: recency is clipped at 0, follower factors and hot scores are finite).
@@ -126,15 +126,15 @@ fn enters(len: u32, cap: u32, h: u32, o: u32, t: u32) -> bool {
 }
 `;
 
-/**
- * candidateTops for a ranker's list key expression (recommender.ts RankerWgsl.listKey): parameters
- * base, count, firstRow, sliceRows, topics, perCluster, trending, key (two words).
- */
-export const CANDIDATE_TOPS_WGSL = (listKey: string) => /* wgsl */ `
+/** Each bundled ranker's list key (recommender.ts RankerWgsl.listKey) in the case of its code. */
+const CASES = BUNDLED_RANKERS.map((R, code) => (R.wgsl?.listKey === undefined ? '' : `case ${code}u: { key = ${R.wgsl.listKey}; }`)).join('\n      ');
+
+/** candidateTops: parameters base, count, ranker, firstRow, sliceRows, topics, perCluster, trending, key (two words). */
+export const CANDIDATE_TOPS_WGSL = /* wgsl */ `
 ${RNG_WGSL}
 ${LIST_KEY_WGSL}
 ${TOP_LIST_WGSL}
-struct Params { rows: u32, stride: u32, base: u32, count: u32, first_row: u32, slice_rows: u32, topics: u32, per: u32, trending: u32, key_lo: u32, key_hi: u32 }
+struct Params { rows: u32, stride: u32, base: u32, count: u32, ranker: u32, first_row: u32, slice_rows: u32, topics: u32, per: u32, trending: u32, key_lo: u32, key_hi: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> kind: array<u32>;
 @group(0) @binding(2) var<storage, read> flags: array<u32>;
@@ -163,7 +163,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if ((k != ${KIND.original}u && k != ${KIND.quote}u) || (byte_of(flags[r >> 2u], r) & ${FLAG.removed}u) != 0u) { continue; }
     if (!trending && byte_of(cluster[r >> 2u], r) != l) { continue; }
     let id = p.base + r;
-    let key = ${listKey};
+    var key: vec2<u32>;
+    switch (p.ranker) {
+      ${CASES}
+      default: {}
+    }
     // A score below a full list's last cannot enter, whatever its tie: no hash (as on the CPU).
     if (len == cap && (key.x < kh[cap - 1u] || (key.x == kh[cap - 1u] && key.y < kl[cap - 1u]))) { continue; }
     let tie = rng_hash(p.key_lo, p.key_hi, id, 7u);
@@ -218,15 +222,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
 }`;
 
-const shaders = new Map<string, string>();
-
-/** The candidateTops shader of a ranker's list key expression, made once. */
-function shaderOf(listKey: string): string {
-  let s = shaders.get(listKey);
-  if (s === undefined) shaders.set(listKey, (s = CANDIDATE_TOPS_WGSL(listKey)));
-  return s;
-}
-
 registerGpuKernel(K.candidateTops, (a, rows) => {
   const types = { kind: Uint8Array, flags: Uint8Array, cluster: Uint8Array, rank: Float32Array, likes: Int32Array, score: Float32Array, part: Uint32Array };
   if (!typedArgs(a, types)) return undefined;
@@ -237,9 +232,9 @@ registerGpuKernel(K.candidateTops, (a, rows) => {
   // The base scores come from their own column (records.ts), written only for a device executor.
   if ((score as Float32Array).length < count || [kind, flags, cluster, rank, likes].some((x) => (x as Uint8Array).length < count)) return undefined;
   if ((part as Uint32Array).length < rows * topWidth(topics, per, cap) * TOP_WORDS) return undefined;
-  const params = [a.base as number, count, a.firstRow as number, a.sliceRows as number, topics, per, cap, ...keyWords(a.key as number)];
+  const params = [a.base as number, count, a.ranker as number, a.firstRow as number, a.sliceRows as number, topics, per, cap, ...keyWords(a.key as number)];
   return {
-    shader: shaderOf(listKey),
+    shader: CANDIDATE_TOPS_WGSL,
     gridRows: rows * (topics + 1),
     params,
     arrays: [kind, flags, cluster, rank, likes, score, part] as Array<Uint8Array>,
