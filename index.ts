@@ -25,6 +25,11 @@ export { z } from 'zod';
 // The social platform's configuration and interventions (scenario `social-feed`).
 export type { SocialConfig } from './platform/state.ts';
 export type { AgentSelector, Intervention, PostSelector } from './platform/interventions.ts';
+/**
+ * A study's own ranker, in a plugin module whose default export is defineRanker({...}); a run
+ * loads it with --plugin FILE (or a scenario's or experiment's `plugins`).
+ */
+export { defineRanker, type PostFeatures, type RankerDefinition, type RankerPlugin, type ScoreFunction, type UserFeatures } from './recsys/defineRanker.ts';
 
 // Running from code.
 export { experiment, run, type ExperimentDone, type ExperimentRequest, type RunDone, type RunRequest } from './runner/api.ts';

@@ -22,7 +22,8 @@ import { kernel, type KernelDecl } from '../sim-core/kernel.ts';
 import { uniform } from '../sim-core/rng.ts';
 import { TOPIC_SCALE } from './recommender.ts';
 import { PLUGIN_FEED, feedLoop, topicDot, type PluginFeedArgs } from './kernels.ts';
-import { RANKER_NAMES } from './rankerRegistry.ts';
+import { InputError } from '../sim-core/errors.ts';
+import { BUNDLED_RANKERS, RANKER_NAMES, addPluginRanker } from './rankerRegistry.ts';
 
 /** A candidate post, as a plugin's score function sees it: plain numbers. */
 export interface PostFeatures {
@@ -132,4 +133,21 @@ export function defineRanker(def: RankerDefinition): RankerPlugin {
   }
   const { name, doc, candidates } = r.data;
   return Object.freeze({ type: 'ranker', name, doc, candidates, score: def.score, kernels: Object.freeze({ recommend: kernel(PLUGIN_FEED, feedLoop(scorer(def.score))) }) });
+}
+
+/**
+ * Adds a plugin module's ranker (its default export, loaded from `url`; `file` as the user named
+ * it) to the registry, with its feed kernel declared under the module's URL, so that worker threads
+ * import that module and find the kernel in its default export's `kernels`.
+ */
+export function addRankerPlugin(def: object, url: string, file: string): void {
+  const p = def as Partial<RankerPlugin>;
+  const decl = p.kernels?.recommend;
+  if (typeof p.name !== 'string' || typeof p.doc !== 'string' || typeof p.candidates !== 'string' || typeof decl?.fn !== 'function') {
+    throw new InputError(`plugin ${file}: its default export has type "ranker" but not a ranker's fields; make it with defineRanker({ name, doc, score })`);
+  }
+  const candidates = BUNDLED_RANKERS.find((r) => r.name === p.candidates);
+  if (!candidates) throw new InputError(`plugin ${file}: candidates "${p.candidates}" is not a bundled ranker (${RANKER_NAMES.join(', ')})`);
+  const feed = Object.freeze({ name: 'recommend', module: url, spec: PLUGIN_FEED, fn: decl.fn });
+  addPluginRanker({ name: p.name, doc: p.doc, candidates, feed, file });
 }

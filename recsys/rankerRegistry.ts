@@ -37,11 +37,11 @@ export interface PluginRanker {
 
 const plugins = new Map<string, PluginRanker>();
 
-/** Adds a plugin's ranker; its name must not be taken. */
+/** Adds a plugin's ranker; its name must not be taken (by another module). */
 export function addPluginRanker(p: PluginRanker): void {
   const other = plugins.get(p.name);
-  if (RANKER_NAMES.includes(p.name) || (other && other.file !== p.file)) throw new InputError(`plugin ${p.file}: ranker name "${p.name}" is already taken by ${other ? other.file : 'a bundled ranker'}; give it another name`);
-  plugins.set(p.name, p);
+  if (RANKER_NAMES.includes(p.name) || (other && other.feed.module !== p.feed.module)) throw new InputError(`plugin ${p.file}: ranker name "${p.name}" is already taken by ${other ? other.file : 'a bundled ranker'}; give it another name`);
+  if (!other) plugins.set(p.name, p);
 }
 
 /** Every ranker name a run may use now: the bundled ones, then the plugins'. */

@@ -8,6 +8,7 @@ import type { BackendName } from '../sim-core/backend.ts';
 import type { LlmOptions } from '../llm-archetypes/setup.ts';
 import type { Scenario } from './run/defineScenario.ts';
 import { loadScenario } from './run/loadScenario.ts';
+import { loadPlugins } from './run/plugins.ts';
 import { runScenario, type RunOptions } from './run/runScenario.ts';
 import { mergeParams, paramError } from './run/strictParams.ts';
 import type { Manifest } from './run/runDirectory.ts';
@@ -16,6 +17,8 @@ import type { EffectRow } from './experiment/experimentTables.ts';
 export interface RunRequest {
   /** A bundled scenario's name, the path of a scenario file, or a scenario made with defineScenario. */
   scenario: string | Scenario;
+  /** Plugin modules to load first (paths relative to the working directory), as `--plugin`: e.g. a study's ranker. */
+  plugins?: string[];
   /** Parameter overrides, nested as the scenario declares them (`socsim describe` lists them); checked strictly. */
   params?: Record<string, unknown>;
   agents?: number;
@@ -52,6 +55,7 @@ export interface RunDone {
 
 /** Runs a scenario to completion and writes its run directory, as `socsim run` does. */
 export async function run(r: RunRequest): Promise<RunDone> {
+  const plugins = await loadPlugins(r.plugins ?? []);
   const loaded = typeof r.scenario === 'string' ? await loadScenario(r.scenario) : undefined;
   const scenario = loaded?.scenario ?? (r.scenario as Scenario);
   const defaults = scenario.params.safeParse({});
@@ -74,6 +78,7 @@ export async function run(r: RunRequest): Promise<RunDone> {
     llm: r.llm,
     params,
     scenarioFile: loaded ? path.relative(process.cwd(), loaded.file) : undefined,
+    plugins,
     onStep: r.onStep,
     log: r.log,
   });

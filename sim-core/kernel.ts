@@ -4,7 +4,8 @@
  * `kernels.ts`, and every executor (inline, worker pool, and the GPU backend to come) runs that
  * same declaration. Phases call `exec.run(kernel, args, rows)` with the declaration itself, so
  * there is no registry and nothing registers by import side effect: a worker thread imports the
- * declaring module by its URL and finds the kernel by name in its `kernels` export.
+ * declaring module by its URL and finds the kernel by name in its `kernels` export (or, for a
+ * study's plugin module, in its default export's `kernels`).
  *
  * The contract of `fn(args, start, end)`:
  * - It writes only rows [start, end) of its `writes` arrays (or, where a kernel says so, only

@@ -56,7 +56,9 @@ function forget(ids: number[]): void {
 async function kernelOf(task: Task): Promise<AnyKernel> {
   let list = modules.get(task.module);
   if (!list) {
-    list = ((await import(task.module)) as { kernels?: Record<string, AnyKernel> }).kernels;
+    // A module's kernels are its `kernels` export, or a plugin module's default export's.
+    const mod = (await import(task.module)) as { kernels?: Record<string, AnyKernel>; default?: { kernels?: Record<string, AnyKernel> } };
+    list = mod.kernels ?? mod.default?.kernels;
     if (!list) throw new Error(`${task.module} has no kernels export`);
     modules.set(task.module, list);
   }

@@ -13,6 +13,7 @@ import { loadScenario, bundledScenarios } from '../run/loadScenario.ts';
 import { runScenario } from '../run/runScenario.ts';
 import { mergeParams, paramError } from '../run/strictParams.ts';
 import { resumableRun } from '../run/resume.ts';
+import { loadPlugins } from '../run/plugins.ts';
 import { analysisHints } from './hints.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, dashboardDir, startServer, startServerThread, type DashboardServer } from '../serve/serve.ts';
 import { PACKAGE_VERSION } from '../packageInfo.ts';
@@ -94,7 +95,7 @@ function untilSignal(): Promise<void> {
 }
 
 /** Flags that shape a run's results: with --resume they come from the recorded run. */
-const RUN_SHAPING = ['agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'params', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
+const RUN_SHAPING = ['plugin', 'agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'params', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
 
 /** For `run --resume DIR`: the recorded run's scenario and options, after checking it can resume. */
 function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: Command) {
@@ -110,6 +111,7 @@ function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: 
   const inv = manifest.invocation!;
   return {
     scenario: inv.scenarioFile ?? manifest.scenario.name,
+    plugins: inv.plugins ?? [],
     params: inv.params,
     graphRead: inv.graphRead as ReturnType<typeof graphReadOptions>,
     llm: inv.llm,
@@ -181,6 +183,7 @@ export async function buildProgram(command?: string): Promise<Command> {
   addLlmOptions(run)
     .option('--params <file>', 'a JSON object of scenario parameter overrides (e.g. an experiment\'s plans/<run>.json), applied before --set and checked like it')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
+    .option('--plugin <file>', 'load a plugin module first, e.g. a study\'s own ranker (export default defineRanker({...})), which --set platform.ranker=NAME then uses (repeatable; recorded for --resume)', collect, [])
     .addOption(new Option('--quiet', 'no progress output, and no reading guide after the run (its result and files only)'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
     .action(async (scenarioArg: string | undefined, opts, cmd: Command) => {
@@ -189,6 +192,8 @@ export async function buildProgram(command?: string): Promise<Command> {
         Object.assign(opts, resumed.opts);
         scenarioArg = resumed.scenario;
       } else if (!scenarioArg) throw new InputError('socsim run needs a scenario (a bundled name or a .ts file), or --resume DIR');
+      // Plugins first: the parameters may name what they add (a ranker).
+      const plugins = await loadPlugins(resumed?.plugins ?? opts.plugin);
       const { scenario, file } = await loadScenario(scenarioArg!);
       const overrides = parseSets(opts.set);
       const defaults = scenario.params.safeParse({});
@@ -254,6 +259,7 @@ export async function buildProgram(command?: string): Promise<Command> {
         llm: resumed?.llm ?? llmRunOptions(opts),
         params,
         scenarioFile: path.relative(process.cwd(), file),
+        plugins,
         onStep,
         onReady: server ? () => server.markReady() : undefined,
         log: progress?.log,

@@ -33,6 +33,8 @@ const experimentSchema = z.strictObject({
   name: nameOf('experiment'),
   description: z.string().min(1),
   scenario: z.string().min(1),
+  /** Plugin modules (paths relative to the experiment file), loaded by it and by each of its runs. */
+  plugins: z.array(z.string().min(1)).optional(),
   params: overrides.optional(),
   arms: z.record(nameOf('arm'), overrides).refine((a) => Object.keys(a).length > 0, 'declare at least one arm'),
   reference: z.string().optional(),
@@ -65,6 +67,8 @@ export interface Experiment {
   name: string;
   description: string;
   scenario: string;
+  /** Plugin modules, relative to the experiment file. */
+  plugins: string[];
   params: Record<string, unknown>;
   arms: Record<string, Record<string, unknown>>;
   reference: string;
@@ -108,6 +112,7 @@ export function defineExperiment(input: ExperimentInput): Experiment {
     name: e.name,
     description: e.description,
     scenario: e.scenario,
+    plugins: e.plugins ?? [],
     params: e.params ?? {},
     arms: e.arms,
     reference,

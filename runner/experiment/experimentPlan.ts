@@ -9,6 +9,7 @@ import path from 'node:path';
 import { InputError } from '../../sim-core/errors.ts';
 import type { Scenario } from '../run/defineScenario.ts';
 import type { Experiment } from './defineExperiment.ts';
+import { loadPlugins } from '../run/plugins.ts';
 import { bundledScenarios, loadScenario } from '../run/loadScenario.ts';
 import { mergeParams, paramError } from '../run/strictParams.ts';
 
@@ -67,6 +68,8 @@ export interface Plan {
   scenario: Scenario;
   /** What the child `socsim run` gets: a bundled name or an absolute path. */
   scenarioArg: string;
+  /** The experiment's plugin modules, absolute: each child `socsim run` gets them with --plugin. */
+  plugins: string[];
   json: ExperimentJson;
   runs: PlannedRun[];
 }
@@ -140,6 +143,8 @@ function selectArms(e: Experiment, where: string, wanted: string[] | undefined):
 export async function planExperiment(experiment: Experiment, file: string, fileArg: string, o: PlanOptions = {}): Promise<Plan> {
   const e = experiment;
   const scenarioArg = scenarioArgument(e.scenario, file);
+  // Before the arms are checked: they may name what the plugins add (a ranker).
+  const plugins = await loadPlugins(e.plugins, path.dirname(file));
   const { scenario } = await loadScenario(scenarioArg);
   const schema = scenario.params;
   const where = `${fileArg}`;
@@ -196,7 +201,7 @@ export async function planExperiment(experiment: Experiment, file: string, fileA
     options,
     runs: runs.map(({ id, arm, grid, seed, dir }) => ({ id, arm, grid, seed, dir })),
   };
-  return { experiment: e, scenario, scenarioArg, json, runs };
+  return { experiment: e, scenario, scenarioArg, plugins, json, runs };
 }
 
 /** The parts of experiment.json that define the plan (not where the file was read from). */

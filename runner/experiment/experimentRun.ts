@@ -22,6 +22,8 @@ import { BIN } from '../packageInfo.ts';
 /** What running a plan needs: its runs, the scenario argument and the options they share (socsim calibrate builds one per generation). */
 export interface RunnablePlan {
   scenarioArg: string;
+  /** Plugin modules, absolute, that each run loads (--plugin). */
+  plugins?: string[];
   json: { options: RunCommonOptions };
   runs: PlannedRun[];
 }
@@ -164,6 +166,7 @@ function childArgs(run: PlannedRun, plan: RunnablePlan, o: ExecuteOptions, actio
   return [
     BIN, 'run', plan.scenarioArg, '--out', runDir, '--force', '--seed', String(run.seed), '--threads', String(o.threads), ...backend, '--quiet',
     '--params', planFile(o.dir, run.id), '--agents', String(opt.agents), '--steps', String(opt.steps), '--step-seconds', String(opt.step_seconds), '--snapshot-every', String(opt.snapshot_every),
+    ...(plan.plugins ?? []).flatMap((p) => ['--plugin', p]),
     ...(cache ? cache.argsFor(run.id) : (opt.llm ?? [])),
   ];
 }

@@ -63,6 +63,11 @@ export interface Scenario<S extends z.ZodObject = z.ZodObject> {
   };
   /** Whether `--graph FILE` is accepted. */
   acceptsGraph?: boolean;
+  /**
+   * Plugin modules (paths relative to the scenario file) loaded with it, before its parameters
+   * are read: e.g. a study's ranker (defineRanker) that its parameters name.
+   */
+  plugins?: string[];
   setup(ctx: SetupContext<z.output<S>>): Promise<ScenarioWorld>;
 }
 
@@ -77,6 +82,7 @@ const scenarioShape = z.strictObject({
     snapshotEvery: z.number().int().nonnegative().optional(),
   }),
   acceptsGraph: z.boolean().optional(),
+  plugins: z.array(z.string().min(1)).optional(),
   setup: z.function(),
 });
 

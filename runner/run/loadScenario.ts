@@ -6,6 +6,7 @@ import { InputError } from '../../sim-core/errors.ts';
 import type { Scenario } from './defineScenario.ts';
 import { importUserModule } from '../importModule.ts';
 import { MODULE_EXT } from '../packageInfo.ts';
+import { loadPlugins } from './plugins.ts';
 
 export const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 
@@ -33,5 +34,6 @@ export async function loadScenario(arg: string): Promise<{ scenario: Scenario; f
   if (!s || typeof s !== 'object' || typeof s.setup !== 'function' || typeof s.name !== 'string') {
     throw new InputError(`${file} does not export a scenario; export default defineScenario({...})`);
   }
+  if (s.plugins) await loadPlugins(s.plugins, path.dirname(file));
   return { scenario: s, file };
 }

@@ -112,6 +112,8 @@ export interface Manifest {
 export interface Invocation {
   /** The scenario file, absolute (a resume may start from another directory). */
   scenarioFile?: string;
+  /** The --plugin modules, absolute (a resume loads them again). */
+  plugins?: string[];
   /** --agents as given (undefined: the scenario's default), which matters for a --graph file. */
   agents?: number;
   steps: number;

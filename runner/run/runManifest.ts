@@ -66,6 +66,7 @@ export function freshManifest(scenario: Scenario, o: RunOptions, shape: RunShape
     files: { metrics: 'metrics.arrow', graph: 'graph.arrow', agents: [] },
     invocation: {
       scenarioFile: o.scenarioFile ? path.resolve(o.scenarioFile) : undefined,
+      ...(o.plugins?.length && { plugins: o.plugins }),
       agents: o.agents,
       steps,
       params,

@@ -25,6 +25,8 @@ export interface RunOptions {
   /** Scenario parameter overrides (already parsed from `--set key=value`). */
   params?: Record<string, unknown>;
   scenarioFile?: string;
+  /** The plugin modules given with --plugin, absolute (loaded already; recorded for a resume). */
+  plugins?: string[];
   /** Called after every step with its metrics and wall time. */
   onStep?(step: number, steps: number, wallMs: number, metrics: Map<string, number>): void;
   /**

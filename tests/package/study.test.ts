@@ -82,6 +82,31 @@ export default classicScenario({
 });
 `;
 
+/** A study's own ranker: a plugin module whose default export is defineRanker({...}). */
+const ENGAGEMENT = `import { defineRanker } from 'socsim';
+
+export default defineRanker({
+  name: 'engagement',
+  doc: 'Likes and reposts per hour of age, times the interest match.',
+  score: (post, user) => ((1 + post.likes + 2 * post.reposts) / (1 + post.ageHours)) * (1 + user.interest),
+});
+`;
+
+/** An experiment whose arms compare the study's ranker with x-interest. */
+const RANKERS = `import { defineExperiment, metric } from 'socsim';
+
+export default defineExperiment({
+  name: 'rankers',
+  description: 'The study\'s engagement ranker against x-interest',
+  scenario: 'social-feed',
+  plugins: ['../rankers/engagement.ts'],
+  arms: { x: {}, engagement: { platform: { ranker: 'engagement' } } },
+  seeds: 1,
+  defaults: { agents: 2000, steps: 3 },
+  outcomes: { posts: metric('posts_original').final() },
+});
+`;
+
 beforeAll(() => {
   expect(path.relative(ROOT, outside).startsWith('..')).toBe(true);
   // dist/ is built by pretest; packing must not rebuild it under the other tests' feet.
@@ -153,6 +178,22 @@ describe('the packed package, outside the checkout', () => {
     expect(two.equals(one)).toBe(true);
     const m = tableFromIPC(one);
     expect(m.getChild('heard')!.toArray()).toEqual(m.getChild('ic_active')!.toArray());
+  });
+
+  it('a study\'s own ranker (a plugin file) orders the feeds of a run and of an experiment, on 1 and 2 threads alike', () => {
+    fs.mkdirSync(path.join(study, 'rankers'), { recursive: true });
+    fs.writeFileSync(path.join(study, 'rankers', 'engagement.ts'), ENGAGEMENT);
+    const dirs = [1, 2].map((threads) => {
+      const out = path.join('runs', `engagement-${threads}`);
+      ok(sh('npx', ['socsim', 'run', 'social-feed', '--plugin', 'rankers/engagement.ts', '--set', 'platform.ranker=engagement', '--set', 'platform.startHour=12', '--agents', '40000', '--steps', '2', '--threads', String(threads), '--out', out, '--quiet'], study));
+      return path.join(study, out);
+    });
+    const manifest = JSON.parse(fs.readFileSync(path.join(dirs[0], 'manifest.json'), 'utf8'));
+    expect(manifest.parameters.platform.ranker).toBe('engagement');
+    for (const f of ['posts.arrow', 'metrics.arrow']) expect(fs.readFileSync(path.join(dirs[1], f)).equals(fs.readFileSync(path.join(dirs[0], f))), f).toBe(true);
+    fs.writeFileSync(path.join(study, 'experiments', 'rankers.ts'), RANKERS);
+    const out = ok(sh('npx', ['socsim', 'experiment', 'experiments/rankers.ts', '--quiet'], study));
+    expect(out).toMatch(/2 runs: 2 ran, 0 already complete, 0 failed/);
   });
 
   it('serves the dashboard of the experiment', async () => {
