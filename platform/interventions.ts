@@ -133,7 +133,7 @@ export const intervention = z.discriminatedUnion('kind', [
     sample: z.string().min(1).optional(),
   }),
   // The name is checked against recsys/'s ranker registry by the scenario (a layer above).
-  z.strictObject({ kind: z.literal('setRanker'), ...time, ranker: z.string().min(1) }),
+  z.strictObject({ kind: z.literal('setRanker'), ...time, ranker: z.string().min(1).describe('a ranker name, as platform.ranker takes') }),
   z.strictObject({
     kind: z.literal('setParam'),
     ...time,

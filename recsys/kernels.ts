@@ -19,12 +19,11 @@
 import { kernel, kernelList, type ArgsOf } from '../sim-core/kernel.ts';
 import { pairSetHas } from '../sim-core/pairSet.ts';
 import { hash } from '../sim-core/rng.ts';
-import { FEED_TERM, rankedBase } from './recommender.ts';
+import { FEED_TERM, quantise, rankedBase } from './recommender.ts';
 import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { randomScore } from './rankers/random.ts';
 import { MAX_DOT, xInterestScore } from './rankers/xInterest.ts';
 import { FLAG } from '../platform/posts.ts';
-import { quantise } from './recommender.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 

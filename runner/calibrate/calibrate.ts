@@ -283,7 +283,7 @@ async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target:
           if (!fs.existsSync(pf) || fs.readFileSync(pf, 'utf8') !== json(overrides)) writeFileAtomic(pf, json(overrides));
         }
       });
-      const plan: RunnablePlan = { scenarioArg: b.scenarioArg, json: { options: cal.options }, runs };
+      const plan: RunnablePlan = { scenarioArg: b.scenarioArg, plugins: b.plugins, json: { options: cal.options }, runs };
       const r = await executePlan(plan, { dir: o.dir, label: o.label, jobs: o.jobs, threads: o.threads, backend: o.backend, force: o.force, quiet: true, shard: o.shard, onDone: bar.tick });
       for (let k = 0; k < r.skipped.length; k++) bar.tick();
       if (r.interrupted) {

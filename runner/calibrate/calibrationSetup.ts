@@ -38,6 +38,8 @@ export interface CalibrationBase {
   scenario: Scenario;
   /** What the child runs get: a bundled name or an absolute path. */
   scenarioArg: string;
+  /** The experiment's plugin modules, absolute, which each run loads (none for a scenario). */
+  plugins: string[];
   /** Parameters before the fitted ones are set (overrides over the scenario's defaults). */
   base: Record<string, unknown>;
   options: RunCommonOptions;
@@ -60,11 +62,12 @@ export async function calibrationBase(arg: string, o: BaseOptions): Promise<Cali
   let scenarioArg: string;
   let base: Record<string, unknown>;
   let options: RunCommonOptions;
+  let plugins: string[] = [];
   if (await isExperimentFile(arg)) {
     const { experiment: e, file } = await loadExperiment(arg);
     const plan = await planExperiment(e, file, arg, { seeds: 1, agents: o.agents, hours: o.hours, steps: o.steps, stepSeconds: o.stepSeconds, llm: o.llm });
     const ref = plan.runs.find((r) => r.arm === e.reference)!;
-    ({ scenario, scenarioArg } = plan);
+    ({ scenario, scenarioArg, plugins } = plan);
     base = ref.overrides;
     options = plan.json.options;
   } else {
@@ -83,7 +86,7 @@ export async function calibrationBase(arg: string, o: BaseOptions): Promise<Cali
   const defaults = scenario.params.safeParse({});
   const checked = scenario.params.safeParse(mergeParams(scenario.params, defaults.data, base));
   if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, base);
-  return { scenario, scenarioArg, base, options };
+  return { scenario, scenarioArg, plugins, base, options };
 }
 
 /** The run parameters at `values` (one per fit): the overrides and the full parameters a run records. */
