@@ -32,7 +32,8 @@ export function recommendPhase(s: SocialState): Phase {
   return {
     name: 'recommend',
     state: st,
-    reads: ['interest'],
+    // opinion: a plugin ranker's feature (defineRanker.ts).
+    reads: ['interest', 'opinion'],
     writes: [],
     async init(world) {
       st.idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
