@@ -97,7 +97,7 @@ const RANKERS = `import { defineExperiment, metric } from 'socsim';
 
 export default defineExperiment({
   name: 'rankers',
-  description: 'The study\'s engagement ranker against x-interest',
+  description: 'The engagement ranker of the study against x-interest',
   scenario: 'social-feed',
   plugins: ['../rankers/engagement.ts'],
   arms: { x: {}, engagement: { platform: { ranker: 'engagement' } } },
