@@ -95,7 +95,8 @@ export function expectedEdges(agents: number, spec: z.output<typeof graphSpec>):
  * Peak bytes while building: agent columns (~100 B/agent with scratch) plus 28 B per edge: the
  * edge list (8 B; the growable generators' copy while they grow, 8 B more), both CSR directions
  * (8 B), the sort's transient 2 B, and the edge list and old CSR not yet collected when the next
- * buffers are made (10M agents, 495M edges peaked at 13.2 GB on 2026-11-26: ~23 B per edge).
+ * buffers are made. A social-feed run of 10M agents and 495M edges peaks at ~23 B per edge in
+ * set-up (its manifest's peak_rss_bytes; docs/performance.md, Memory).
  */
 export function estimateBuildBytes(agents: number, edges: number, phaseBytesPerAgent = 0): number {
   return agents * (100 + phaseBytesPerAgent + 16) + edges * 28;

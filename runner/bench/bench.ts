@@ -475,8 +475,8 @@ const POOL_RSS_NAMES = ['pool-rss-40k-rebuild1-t1', 'pool-rss-40k-rebuild1-t2', 
  * the child. Not ru_maxrss (`process.resourceUsage().maxRSS`): Linux carries it over from the
  * parent through fork and exec, so a child of a bench that already holds a 1M-agent graph
  * reported the parent's ~750 MB at both thread counts (elsewhere than Linux the hook falls back
- * to it). The manifest's peak_rss_bytes reads the same mark since 2026-11-26 (runDirectory.ts
- * peakResidentBytes); before, it sampled RSS between steps and missed peaks inside a step.
+ * to it). The manifest's peak_rss_bytes reads the same mark (runDirectory.ts peakResidentBytes):
+ * RSS sampled between steps misses the peaks inside a step.
  * Not /usr/bin/time -v: GNU time is not on every machine (macOS's takes other flags).
  */
 function poolRss(runs: number): BenchResult[] {
