@@ -19,7 +19,7 @@ import { hash } from '../sim-core/rng.ts';
 import { NPARAMS, P, type BehaviourParam } from '../platform/behaviour.ts';
 import { reapplyOverrides } from '../platform/intervene.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
-import { ACTIONS } from '../platform/kernels.ts';
+import { ACTIONS } from '../platform/events.ts';
 import { kernels as obsKernels, NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
 import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
 import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';

@@ -40,7 +40,8 @@ import { keyOf, streamOf, below, uniform } from '../sim-core/rng.ts';
 import type { Phase, StepContext, World } from '../sim-core/phase.ts';
 import { kernels as K } from '../sim-core/kernels.ts';
 import { queueReduce } from '../sim-core/exec.ts';
-import { kernels as TK, TREE_GROUP } from '../sim-core/treeSums.ts';
+import { kernels as TK } from '../sim-core/treeSums.ts';
+import { TREE_GROUP } from '../sim-core/treeShape.ts';
 import { checkInitial, initOpinions, type InitialOpinion } from './initialOpinions.ts';
 
 /** `shares`: relative weights of the `states` opinions at the start (default equal). */

@@ -20,7 +20,8 @@ import { DROPPED, STORY, TAGGED, kernels as KD } from './decideActions.ts';
 import { Joins } from './cascades.ts';
 import { PostBatch } from './postBatch.ts';
 import { selectSeeds, type SeedStrategy } from '../models/seeds.ts';
-import { ACTIONS, A, kernels as K } from './kernels.ts';
+import { kernels as K } from './kernels.ts';
+import { ACTIONS, A } from './events.ts';
 import { kernels as CK } from '../sim-core/kernels.ts';
 import { announceHostWrites, feedArgs, USER_CHUNK, type SocialState } from './state.ts';
 

@@ -8,7 +8,7 @@
  */
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { trackHas } from './cascadeShards.ts';
-import { A } from './kernels.ts';
+import { A } from './events.ts';
 import { FLAG, KIND } from './posts.ts';
 
 /** outAction of an action that does not happen: a second reshare of one cascade by one user. */

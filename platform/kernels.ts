@@ -9,11 +9,11 @@ import { normalPair32, rowDraw, rowHash, rowSeed, splitKey } from '../sim-core/r
 import { expf32, powf32, sqrtf32 } from '../sim-core/f32math.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { NPARAMS, P } from './behaviour.ts';
+import { A, MAX_POSTS_PER_STEP, STANCE_NOISE, TOPIC_NOISE } from './events.ts';
+import { FLAG } from './posts.ts';
+import { actGpu } from './act.wgsl.ts';
+import { activateGpu, countVotesGpu, exposureGpu, feedMixGpu, impressionsGpu, packEventsGpu, postContentGpu } from './kernels.wgsl.ts';
 import { dotf32, dots4f32, maxRowNorm, nearestPrototype } from './topicDots.ts';
-
-/** Action codes, as in events.arrow's `action` dictionary. */
-export const ACTIONS = ['refresh', 'like', 'dislike', 'repost', 'quote', 'comment', 'report', 'mute', 'unfollow', 'follow', 'post', 'nothing'] as const;
-export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(typeof ACTIONS)[number], number>;
 
 /**
  * The activity clock: an agent with hourly session rate q = activity x profile[chronotype][hour] x
@@ -22,7 +22,7 @@ export const A = Object.fromEntries(ACTIONS.map((x, i) => [x, i])) as Record<(ty
  * on sessions per day. `out` holds the count: the act kernel reads it.
  *
  * The arithmetic is float32, each operation rounded as the GPU's software f32 rounds it
- * (platform/gpuKernels.ts runs this kernel on the device with the same bytes): lambda is the
+ * (platform/kernels.wgsl.ts runs this kernel on the device with the same bytes): lambda is the
  * product in the order written, and `poissonCount32` gives the count.
  */
 const activate = kernel(
@@ -42,13 +42,14 @@ const activate = kernel(
   }
   return [c];
   },
+  activateGpu,
 );
 
 /**
  * The Poisson(lambda) count whose float32 CDF first exceeds u = hash / 2^32 (at most 255), for a
  * float32 lambda: p0 = expf32(-lambda), p(n) = p(n-1) x (lambda / n) and the CDF summed in float32;
  * 0 for lambda <= 0 or NaN, 255 from lambda = 88 on (there expf32 is 0, so every CDF term is). The
- * GPU's twin is POISSON_COUNT_WGSL (platform/gpuKernels.ts).
+ * GPU's twin is POISSON_COUNT_WGSL (platform/kernels.wgsl.ts).
  */
 export function poissonCount32(lambda: number, hash: number): number {
   if (!(lambda > 0)) return 0;
@@ -97,7 +98,22 @@ export const FEED_PARAMS = ['feedSize', 'base'] as const;
 export type FeedRows = ArgsOf<{ reads: typeof FEED_READS; writes: {}; params: typeof FEED_PARAMS }>;
 
 const ACT = {
+  // In the order the WGSL version packs them (act.wgsl.ts), interest first.
   reads: {
+    interest: 'f32',
+    opinion: 'f32',
+    archetype: 'u16',
+    /** Activity levels and, below, sessions this step per user (the activate kernel's output). */
+    activity: 'f32',
+    offsets: 'offsets',
+    targets: 'i32',
+    behaviour: 'f32',
+    followers: 'i32',
+    sessions: 'u8',
+    /** Attention by post age in steps (attentionTable); covers every post in the table. */
+    attention: 'f32',
+    /** SOCIAL_PROOF. */
+    socialProof: 'f32',
     ...FEED_READS,
     author: 'i32',
     stance: 'f32',
@@ -108,21 +124,7 @@ const ACT = {
     novelty: 'f32',
     treatVote: 'i8',
     topic: 'f32',
-    opinion: 'f32',
-    interest: 'f32',
-    archetype: 'u16',
-    behaviour: 'f32',
-    followers: 'i32',
-    offsets: 'offsets',
-    targets: 'i32',
-    /** Sessions this step per user (the activate kernel's output) and activity levels. */
-    sessions: 'u8',
-    activity: 'f32',
     postStep: 'i32',
-    /** Attention by post age in steps (attentionTable); covers every post in the table. */
-    attention: 'f32',
-    /** SOCIAL_PROOF. */
-    socialProof: 'f32',
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
   /** count: rows of the post columns in use (the feeds' posts are among them). */
@@ -154,15 +156,8 @@ export function attentionTable(ages: number, scale: number, exponent: number, st
 export const SOCIAL_PROOF = sharedArray('f32', 999);
 for (let c = 0; c < SOCIAL_PROOF.length; c++) SOCIAL_PROOF[c] = Math.min(1, Math.log10(1 + c) / 3);
 
-/** Original posts one user makes in one step at most (the event buffer's room for them). */
-export const MAX_POSTS_PER_STEP = 8;
-
-/**
- * Event slots per active user: per feed item at most 8 events (like or dislike, repost, quote,
- * comment, report, mute, unfollow), then the posts and one follow; rounded up to whole 4-byte words,
- * so that on the GPU each user's action bytes are words of its own.
- */
-export const maxEventsFor = (feedSize: number) => Math.ceil((feedSize * 8 + MAX_POSTS_PER_STEP + 1) / 4) * 4;
+/** Post flags that scale likes, reshares and reports (platform.labels): a fact-check label or many reports. */
+const LABELLED = FLAG.factCheck | FLAG.reported;
 
 /** Writes one event into the user's slot of the event buffer; returns the slot's new count. */
 function emit(a: ActArgs, slot: number, count: number, action: number, target: number): number {
@@ -194,7 +189,7 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * order.
  *
  * The arithmetic is float32, each operation rounded as the GPU's software f32 rounds it, products
- * taken left to right as written (platform/gpuAct.ts runs this kernel on the device with the
+ * taken left to right as written (platform/act.wgsl.ts runs this kernel on the device with the
  * same bytes); a draw is taken when hash / 2^32 is below the float32 probability.
  */
 const act = kernel(ACT, (a, start, end): number[] => {
@@ -270,8 +265,7 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const c = gProof[s];
       const sp1 = f(1 + (c >= 0 && c < SP.length ? SP[c] : 1));
       const followed = a.feedFlags[k * F + s] === 1;
-      // Fact-check label (2) or many reports (4).
-      const flagged = (gFlags[s] & 6) !== 0;
+      const flagged = (gFlags[s] & LABELLED) !== 0;
       const lLike = flagged ? labelLike : 1;
       const lShare = flagged ? labelReshare : 1;
       // Displayed score -> herding (follow its sign) and correction (counter a negative score).
@@ -296,14 +290,14 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const pReport = f(f(f(att * B[pb + P.report]) * dis) * (flagged ? labelReport : 1));
       const pMute = f(f(att * B[pb + P.mute]) * dis);
       const pUnfollow = f(f(att * B[pb + P.unfollow]) * dis);
-      if (rowDraw(rs, u0) / 4294967296 < inSessions32(clamp01(pLike), n)) ne = emit(a, eb, ne, 1, id);
-      else if (rowDraw(rs, u0 + 1) / 4294967296 < inSessions32(clamp01(pDislike), n)) ne = emit(a, eb, ne, 2, id);
-      if (rowDraw(rs, u0 + 2) / 4294967296 < inSessions32(clamp01(pRepost), n)) ne = emit(a, eb, ne, 3, id);
-      if (rowDraw(rs, u0 + 3) / 4294967296 < inSessions32(clamp01(pQuote), n)) ne = emit(a, eb, ne, 4, id);
-      if (rowDraw(rs, u0 + 4) / 4294967296 < inSessions32(clamp01(pComment), n)) ne = emit(a, eb, ne, 5, id);
-      if (rowDraw(rs, u0 + 5) / 4294967296 < inSessions32(clamp01(pReport), n)) ne = emit(a, eb, ne, 6, id);
-      if (rowDraw(rs, u0 + 6) / 4294967296 < inSessions32(clamp01(pMute), n)) ne = emit(a, eb, ne, 7, au);
-      if (followed && rowDraw(rs, u0 + 7) / 4294967296 < inSessions32(clamp01(pUnfollow), n)) ne = emit(a, eb, ne, 8, au);
+      if (rowDraw(rs, u0) / 4294967296 < inSessions32(clamp01(pLike), n)) ne = emit(a, eb, ne, A.like, id);
+      else if (rowDraw(rs, u0 + 1) / 4294967296 < inSessions32(clamp01(pDislike), n)) ne = emit(a, eb, ne, A.dislike, id);
+      if (rowDraw(rs, u0 + 2) / 4294967296 < inSessions32(clamp01(pRepost), n)) ne = emit(a, eb, ne, A.repost, id);
+      if (rowDraw(rs, u0 + 3) / 4294967296 < inSessions32(clamp01(pQuote), n)) ne = emit(a, eb, ne, A.quote, id);
+      if (rowDraw(rs, u0 + 4) / 4294967296 < inSessions32(clamp01(pComment), n)) ne = emit(a, eb, ne, A.comment, id);
+      if (rowDraw(rs, u0 + 5) / 4294967296 < inSessions32(clamp01(pReport), n)) ne = emit(a, eb, ne, A.report, id);
+      if (rowDraw(rs, u0 + 6) / 4294967296 < inSessions32(clamp01(pMute), n)) ne = emit(a, eb, ne, A.mute, au);
+      if (followed && rowDraw(rs, u0 + 7) / 4294967296 < inSessions32(clamp01(pUnfollow), n)) ne = emit(a, eb, ne, A.unfollow, au);
       // Out-of-network items are by accounts the user does not follow (the recommender checks).
       if (!followed && au !== u && a.followers[au] > bestFollowers) {
         bestFollow = au;
@@ -312,7 +306,7 @@ const act = kernel(ACT, (a, start, end): number[] => {
     }
     const perSession = f(B[pb + P.post] * powf32(f(a.activity[u] / activityRef), postExponent));
     const posts = poissonCount32(f(n * (perSession < 1 ? perSession : 1)), rowDraw(rs, draw++));
-    for (let j = 0; j < posts && j < MAX_POSTS_PER_STEP; j++) ne = emit(a, eb, ne, 10, -1);
+    for (let j = 0; j < posts && j < MAX_POSTS_PER_STEP; j++) ne = emit(a, eb, ne, A.post, -1);
     if (rowDraw(rs, draw++) / 4294967296 < inSessions32(B[pb + P.follow], n)) {
       // Two friends-of-friends join the feed authors; the most-followed one not yet followed wins.
       for (let t = 0; t < 2 && deg > 0; t++) {
@@ -326,13 +320,13 @@ const act = kernel(ACT, (a, start, end): number[] => {
           bestFollowers = a.followers[w];
         }
       }
-      if (bestFollow >= 0) ne = emit(a, eb, ne, 9, bestFollow);
+      if (bestFollow >= 0) ne = emit(a, eb, ne, A.follow, bestFollow);
     }
     a.evCount[k] = ne;
     events += ne;
   }
   return [events];
-});
+}, actGpu);
 
 /**
  * Opinion update from exposure (bounded confidence with optional backfire): an active user moves
@@ -343,10 +337,11 @@ const act = kernel(ACT, (a, start, end): number[] => {
  * feed's stance-distance metric.
  *
  * The arithmetic is float32 in the order written, each operation rounded as the GPU's software f32
- * rounds it (platform/gpuKernels.ts runs this kernel on the device with the same bytes).
+ * rounds it (platform/kernels.wgsl.ts runs this kernel on the device with the same bytes).
  */
 const exposure = kernel(
-  { reads: { ...FEED_READS, stance: 'f32', archetype: 'u16', behaviour: 'f32' }, writes: { opinion: 'f32', rowDist: 'f32' }, params: [...FEED_PARAMS, 'backfireDistance'] },
+  // archetype first: the WGSL version packs the reads in this order, and keeps the pack per first member.
+  { reads: { archetype: 'u16', behaviour: 'f32', stance: 'f32', ...FEED_READS }, writes: { opinion: 'f32', rowDist: 'f32' }, params: [...FEED_PARAMS, 'backfireDistance'] },
   (a, start, end): void => {
   const f = Math.fround;
   const F = a.feedSize;
@@ -388,6 +383,7 @@ const exposure = kernel(
     a.rowDist[k] = dist;
   }
   },
+  exposureGpu,
 );
 
 /**
@@ -415,13 +411,13 @@ const feedMix = kernel({ reads: { ...FEED_READS, cluster: 'u8' }, writes: { rowD
     items += len;
   }
   return [users, items, inNet];
-});
+}, feedMixGpu);
 
 /**
  * Impressions: each item of an active row's feed adds one to its post's count. Two threads' rows
  * can show the same post, so the adds are atomic; the counts do not depend on their order.
  * `first` and `count`: the post table's live rows (feeds hold live posts only; an item outside
- * them is not counted), which are all a device version writes (platform/gpuKernels.ts).
+ * them is not counted), which are all a device version writes (platform/kernels.wgsl.ts).
  */
 const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, params: [...FEED_PARAMS, 'first', 'count'] }, (a, start, end): void => {
   const { feed, feedLen, impressions: out, feedSize: F, base, first, count } = a;
@@ -432,14 +428,14 @@ const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, 
       if (r >= first && r < count) Atomics.add(out, r, 1);
     }
   }
-});
+}, impressionsGpu);
 
 /**
  * The step's likes and dislikes added to their posts' counts: active row k's actions are
  * evAction and evTarget[k x maxEvents ..], evCount[k] of them, targets the ids of live posts (rows
  * first .. count - 1; others are not counted). Two threads' rows can like the same post, so the
  * adds are atomic; the counts do not depend on their order. A device version writes those rows
- * only (platform/gpuKernels.ts).
+ * only (platform/kernels.wgsl.ts).
  */
 const countVotes = kernel(
   {
@@ -458,11 +454,8 @@ const countVotes = kernel(
       }
     }
   },
+  countVotesGpu,
 );
-
-/** Standard deviations of the noise on a new post's topic components and on its stance. */
-export const TOPIC_NOISE = 0.3;
-export const STANCE_NOISE = 0.1;
 
 /**
  * The content of the original posts an active user makes this step (the act kernel's `post`
@@ -471,11 +464,12 @@ export const STANCE_NOISE = 0.1;
  * opinion plus N(0, 0.1^2), clamped to [-1, 1]; and the topic cluster (the nearest prototype).
  * Draws are keyed by user, so all of a user's posts in one step share them. Rows without a post
  * event are left as they are. Float32 throughout, each operation rounded as the GPU rounds it
- * (normalPair32 and sqrtf32 of sim-core; platform/gpuKernels.ts gives the same bytes on the device).
+ * (normalPair32 and sqrtf32 of sim-core; platform/kernels.wgsl.ts gives the same bytes on the device).
  */
 const postContent = kernel(
   {
-    reads: { active: 'i32', evAction: 'u8', evCount: 'u16', interest: 'f32', opinion: 'f32', prototypes: 'f32' },
+    // interest first: the WGSL version packs the reads in this order, and keeps the pack per first member.
+    reads: { interest: 'f32', prototypes: 'f32', opinion: 'f32', active: 'i32', evAction: 'u8', evCount: 'u16' },
     writes: { topic: 'f32', stance: 'f32', cluster: 'u8' },
     params: ['dim', 'topics', 'maxEvents', 'key'],
   },
@@ -508,6 +502,7 @@ const postContent = kernel(
       a.cluster[k] = nearestPrototype(a.prototypes, a.topics, D, T, k * D, maxNorm);
     }
   },
+  postContentGpu,
 );
 
 /**
@@ -541,6 +536,7 @@ const packEvents = kernel(
       a.packedTarget[i] = a.evTarget[j];
     }
   },
+  packEventsGpu,
 );
 
 export const kernels = kernelList(import.meta.url, { activate, act, exposure, feedMix, impressions, countVotes, postContent, packEvents });

@@ -12,9 +12,6 @@ import { IndexList } from '../sim-core/indexList.ts';
 import { HOURLY_PROFILES } from '../population/synthesize.ts';
 import { COUNTED_COLUMNS } from './posts.ts';
 import { SOCIAL_PROOF, attentionTable, kernels as K } from './kernels.ts';
-// The WGSL versions of those kernels, for the webgpu executor (registered on import).
-import './gpuKernels.ts';
-import './gpuAct.ts';
 import { announceHostWrites, feedArgs, reserveActive, USER_CHUNK, windowSteps, type SocialState } from './state.ts';
 
 /** No element written (announceHostWrites). */

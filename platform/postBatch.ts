@@ -9,6 +9,7 @@
  */
 import type { Executor } from '../sim-core/exec.ts';
 import { kernel, kernelList } from '../sim-core/kernel.ts';
+import { writeTopicsGpu } from './postBatch.wgsl.ts';
 import { uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
@@ -101,6 +102,7 @@ const writeTopics = kernel(
       for (let d = 0; d < D; d++) topic[to + d] = from[off + d];
     }
   },
+  writeTopicsGpu,
 );
 
 export const kernels = kernelList(import.meta.url, { writePosts, writeTopics });

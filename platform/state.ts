@@ -13,7 +13,7 @@ import { BEHAVIOUR_PARAMS, type BehaviourOverride, type BehaviourTable } from '.
 import { PostTable, type PostColumn, type TableMove } from './posts.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
-import { maxEventsFor } from './kernels.ts';
+import { maxEventsFor } from './events.ts';
 
 export const socialConfig = z
   .strictObject({

@@ -55,7 +55,7 @@ let dots = new Float64Array(64);
 /**
  * Index of the prototype (topics x dim, row-major) with the largest dot product with
  * v[off .. off + dim); ties keep the lower index. The dot products are summed in float32, in
- * order, as the GPU's postContent computes them (platform/gpuKernels.ts).
+ * order, as the GPU's postContent computes them (platform/kernels.wgsl.ts).
  *
  * Only the prototypes that can win get that float32 sum. All dot products are first taken in
  * doubles, without a rounding per operation (the products of float32 values are exact, each sum

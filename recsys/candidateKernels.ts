@@ -1,11 +1,13 @@
 /**
- * The candidate index's kernels (candidates.ts builds the index with them), registered with the
- * executor so worker threads import them by URL.
+ * The candidate index's kernels (candidates.ts builds the index with them), with their WGSL
+ * versions (candidateKernels.wgsl.ts).
  */
 import { kernel, kernelList } from '../sim-core/kernel.ts';
 import { hash } from '../sim-core/rng.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
 import { BUNDLED_RANKERS } from './rankerRegistry.ts';
+import { TOP_WORDS, topWidth } from './topLists.ts';
+import { candidateTopsGpu, mergeTopsGpu } from './candidateKernels.wgsl.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 /** Whether typed arrays are little-endian (byte 0 of a word is its low byte). */
@@ -24,16 +26,8 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
  *   list to whichever posts of a step came first); a bijection of the id for a given key, so
  *   distinct posts have distinct keys and the best k of any set are one set.
  *
- * Lists: the `topics` cluster lists of `perCluster` entries, then the trending list of `trending`
- * entries, at TOP_WORDS words an entry (id, score high word, score low word, tie), `topWidth`
- * entries a slice.
+ * Lists: laid out as topLists.ts says.
  */
-export const TOP_WORDS = 4;
-
-/** Entries of one slice's lists: topics x perCluster, then trending. */
-export function topWidth(topics: number, perCluster: number, trending: number): number {
-  return topics * perCluster + trending;
-}
 
 const keyF64 = new Float64Array(1);
 const keyU32 = new Uint32Array(keyF64.buffer);
@@ -117,6 +111,7 @@ const candidateTops = kernel(
       }
     }
   },
+  candidateTopsGpu,
 );
 
 /**
@@ -187,6 +182,7 @@ const mergeTops = kernel(
       for (let i = 0; i < cap; i++) out[o + i] = i < len ? ids[i] : -1;
     }
   },
+  mergeTopsGpu,
 );
 
 /** Whether key (h, o, t) is above the key at keys[at ..]. */

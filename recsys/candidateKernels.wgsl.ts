@@ -1,6 +1,6 @@
 /**
- * The candidate index's two kernels (recsys/candidateKernels.ts candidateTops and mergeTops) in WGSL,
- * registered with the webgpu executor, so that the cluster and trending lists are built where the
+ * The candidate index's two kernels (recsys/candidateKernels.ts candidateTops and mergeTops, which
+ * attaches them) in WGSL, so that the cluster and trending lists are built where the
  * feed kernel reads them and never cross the bus: the same entries in `part`, the same lists.
  *
  * - A list score is an f32 times an integer, rounded once to f64 on the CPU: the base score (x-
@@ -18,12 +18,12 @@
  * Both stay on the CPU for lists longer than MAX_TOP entries (platform.perCluster and
  * platform.trending allow 256 and 1,024; the defaults are 16 and 20).
  */
-import { registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
-import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
+import { RNG_WGSL } from '../sim-core/gpu/rng.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
+import { wgslKernel } from '../sim-core/gpu/wgslKernel.ts';
 import { FLAG, KIND } from '../platform/posts.ts';
 import { BUNDLED_RANKERS } from './rankerRegistry.ts';
-import { TOP_WORDS, kernels as K, topWidth } from './candidateKernels.ts';
+import { TOP_WORDS, topWidth } from './topLists.ts';
 
 /** The longest list an invocation keeps in private memory. */
 const MAX_TOP = 64;
@@ -129,20 +129,13 @@ fn enters(len: u32, cap: u32, h: u32, o: u32, t: u32) -> bool {
 /** Each bundled ranker's list key (recommender.ts RankerWgsl.listKey) in the case of its code. */
 const CASES = BUNDLED_RANKERS.map((R, code) => (R.wgsl?.listKey === undefined ? '' : `case ${code}u: { key = ${R.wgsl.listKey}; }`)).join('\n      ');
 
-/** candidateTops: parameters base, count, ranker, firstRow, sliceRows, topics, perCluster, trending, key (two words). */
-export const CANDIDATE_TOPS_WGSL = /* wgsl */ `
+export const candidateTopsGpu = wgslKernel({
+  params: { stride: 'none', key: 'key' },
+  bind: { recF: 'none', likes: 'bits' },
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
 ${LIST_KEY_WGSL}
 ${TOP_LIST_WGSL}
-struct Params { rows: u32, stride: u32, base: u32, count: u32, ranker: u32, first_row: u32, slice_rows: u32, topics: u32, per: u32, trending: u32, key_lo: u32, key_hi: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> kind: array<u32>;
-@group(0) @binding(2) var<storage, read> flags: array<u32>;
-@group(0) @binding(3) var<storage, read> cluster: array<u32>;
-@group(0) @binding(4) var<storage, read> rank: array<u32>;
-@group(0) @binding(5) var<storage, read> likes: array<u32>;
-@group(0) @binding(6) var<storage, read> score: array<u32>;
-@group(0) @binding(7) var<storage, read_write> part: array<u32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let v = gid.x + gid.y * p.stride;
@@ -151,9 +144,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let s = v / lists;
   let l = v % lists;
   let trending = l == p.topics;
-  let cap = select(p.per, p.trending, trending);
-  let at = select(l * p.per, p.topics * p.per, trending);
-  let width = p.topics * p.per + p.trending;
+  let cap = select(p.per_cluster, p.trending, trending);
+  let at = select(l * p.per_cluster, p.topics * p.per_cluster, trending);
+  let width = p.topics * p.per_cluster + p.trending;
   let lo = p.first_row + s * p.slice_rows;
   let hi = min(p.count, lo + p.slice_rows);
   var len = 0u;
@@ -187,24 +180,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       part[w + 3u] = 0u;
     }
   }
-}`;
+}`,
+  build(a, rows) {
+    const { topics, perCluster: per, trending: cap, count } = a;
+    const listKey = BUNDLED_RANKERS[a.ranker].wgsl?.listKey;
+    if (listKey === undefined || per > MAX_TOP || cap > MAX_TOP) return undefined;
+    // The base scores come from their own column (records.ts), written only for a device executor.
+    if (a.score.length < count || [a.kind, a.flags, a.cluster, a.rank, a.likes].some((x) => x.length < count)) return undefined;
+    const words = rows * topWidth(topics, per, cap) * TOP_WORDS;
+    if (a.part.length < words) return undefined;
+    return { gridRows: rows * (topics + 1), wrote: { part: [0, words] } };
+  },
+});
 
-/** mergeTops: parameters slices, topics, perCluster, trendingLen. */
-export const MERGE_TOPS_WGSL = /* wgsl */ `
+export const mergeTopsGpu = wgslKernel({
+  body: () => /* wgsl */ `
 ${TOP_LIST_WGSL}
-struct Params { rows: u32, stride: u32, slices: u32, topics: u32, per: u32, trending: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> part: array<u32>;
-@group(0) @binding(2) var<storage, read_write> cluster_posts: array<i32>;
-@group(0) @binding(3) var<storage, read_write> trending: array<i32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let l = gid.x + gid.y * p.stride;
   if (l >= p.rows) { return; }
   let is_trending = l == p.topics;
-  let cap = select(p.per, p.trending, is_trending);
-  let at = select(l * p.per, p.topics * p.per, is_trending);
-  let width = p.topics * p.per + p.trending;
+  let cap = select(p.per_cluster, p.trending_len, is_trending);
+  let at = select(l * p.per_cluster, p.topics * p.per_cluster, is_trending);
+  let width = p.topics * p.per_cluster + p.trending_len;
   var len = 0u;
   for (var s = 0u; s < p.slices; s++) {
     for (var i = 0u; i < cap; i++) {
@@ -220,33 +219,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let id = select(-1, i32(ids[i]), i < len);
     if (is_trending) { trending[i] = id; } else { cluster_posts[at + i] = id; }
   }
-}`;
-
-registerGpuKernel(K.candidateTops, (a, rows) => {
-  const types = { kind: Uint8Array, flags: Uint8Array, cluster: Uint8Array, rank: Float32Array, likes: Int32Array, score: Float32Array, part: Uint32Array };
-  if (!typedArgs(a, types)) return undefined;
-  const { kind, flags, cluster, rank, likes, score, part } = a as Record<keyof typeof types, ArrayBufferView>;
-  const [topics, per, cap, count] = [a.topics as number, a.perCluster as number, a.trending as number, a.count as number];
-  const listKey = BUNDLED_RANKERS[a.ranker as number].wgsl?.listKey;
-  if (listKey === undefined || per > MAX_TOP || cap > MAX_TOP) return undefined;
-  // The base scores come from their own column (records.ts), written only for a device executor.
-  if ((score as Float32Array).length < count || [kind, flags, cluster, rank, likes].some((x) => (x as Uint8Array).length < count)) return undefined;
-  if ((part as Uint32Array).length < rows * topWidth(topics, per, cap) * TOP_WORDS) return undefined;
-  const params = [a.base as number, count, a.ranker as number, a.firstRow as number, a.sliceRows as number, topics, per, cap, ...keyWords(a.key as number)];
-  return {
-    shader: CANDIDATE_TOPS_WGSL,
-    gridRows: rows * (topics + 1),
-    params,
-    arrays: [kind, flags, cluster, rank, likes, score, part] as Array<Uint8Array>,
-    writes: [{ array: part as Uint32Array, from: 0, to: rows * topWidth(topics, per, cap) * TOP_WORDS }],
-  };
-});
-
-registerGpuKernel(K.mergeTops, (a, rows) => {
-  const { part, clusterPosts, trending } = a as Record<string, ArrayBufferView>;
-  if (!(part instanceof Uint32Array && clusterPosts instanceof Int32Array && trending instanceof Int32Array)) return undefined;
-  const [slices, topics, per, cap] = [a.slices as number, a.topics as number, a.perCluster as number, a.trendingLen as number];
-  if (per > MAX_TOP || cap > MAX_TOP || rows !== topics + 1 || clusterPosts.length < topics * per || trending.length < cap) return undefined;
-  if (part.length < slices * topWidth(topics, per, cap) * TOP_WORDS) return undefined;
-  return { shader: MERGE_TOPS_WGSL, gridRows: rows, params: [slices, topics, per, cap], arrays: [part, clusterPosts, trending], writes: [clusterPosts, trending] };
+}`,
+  build(a, rows) {
+    const { slices, topics, perCluster: per, trendingLen: cap, part } = a;
+    if (per > MAX_TOP || cap > MAX_TOP || rows !== topics + 1 || a.clusterPosts.length < topics * per || a.trending.length < cap) return undefined;
+    if (part.length < slices * topWidth(topics, per, cap) * TOP_WORDS) return undefined;
+    return { gridRows: rows };
+  },
 });

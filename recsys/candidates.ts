@@ -9,7 +9,8 @@ import type { Executor } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import type { PostTable } from '../platform/posts.ts';
 import type { PostRecords } from './records.ts';
-import { TOP_WORDS, kernels as K, topWidth } from './candidateKernels.ts';
+import { kernels as K } from './candidateKernels.ts';
+import { TOP_WORDS, topWidth } from './topLists.ts';
 
 /**
  * Post rows per slice of candidateTops (a row of that kernel). Each slice's lists go to the

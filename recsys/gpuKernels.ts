@@ -1,5 +1,5 @@
 /**
- * The recommend phase's kernels in WGSL, registered with the webgpu executor: `recentAuthors` (at
+ * The recommend phase's kernels in WGSL, attached to their declarations (recsys/kernels.ts): `recentAuthors` (at
  * the end) and the feed kernel (`recommend`, recsys/kernels.ts), one invocation per active user
  * (the records' static fields, base scores and candidate lists it reads: recordStatics.wgsl.ts,
  * baseScores.wgsl.ts and candidateKernels.wgsl.ts):
@@ -13,7 +13,7 @@
  * - The CPU marks the user's followees in a worker-local bitset; here an out-of-network candidate's
  *   author is looked up in the user's followee row (the same answer), once the cheaper tests pass.
  * - Each followee's post chain is walked link by link, in the order the CPU scores it.
- * - Bindings: the read-only arrays as one pack (`inp`; the records once, as words: an unused base
+ * - Bindings: the read-only arrays as one pack (`inp`, in the spec's order; the records once, as words: an unused base
  *   score word, step, author, previous post, then the int8 topic; the base scores as their own
  *   column), the followee targets split into as many
  *   ranges as the adapter's storage buffers per shader leave (1 at WebGPU's default of 8), the
@@ -24,26 +24,21 @@
  * from the window (random) over a window of 2^21 posts or more (its floor(u x span) is the integer mulhi only below that), and followee
  * rows of 2^21 or more.
  */
-import { EXACT_BELOW, maxDegree, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
-import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
+import { EXACT_BELOW, maxDegree } from '../sim-core/gpu/gpuKernels.ts';
+import { RNG_WGSL } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
-import { SPLIT_TARGETS, perParts } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
-import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
+import { f32Bits, wgslKernel } from '../sim-core/gpu/wgslKernel.ts';
 import { FLAG } from '../platform/posts.ts';
 import { FEED_TERM } from './recommender.ts';
 import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { MAX_DOT } from './rankers/xInterest.ts';
-import { kernels as K } from './kernels.ts';
-import './candidateKernels.wgsl.ts';
-import './baseScores.wgsl.ts';
-import './recordStatics.wgsl.ts';
 
 /** The longest feed (and in-network list) the shader's per-user lists hold: platform.feedSize's bound. */
 const MAX_FEED = 64;
 
-/** The pack's members, in order (the first an array that stays: the pack's buffer is kept per kernel and first member). */
-const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'muters', 'muteA', 'muteB', 'rec', 'score', 'flags', 'rootAuthor', 'clusterPosts', 'trending', 'active'] as const;
+/** The read-only arrays bound in the pack (all but the split targets and the CPU's views), in the spec's order. */
+const PACKED = ['active', 'offsets', 'latest', 'recent', 'rootAuthor', 'flags', 'rec', 'score', 'interestQ', 'userClusters', 'clusterPosts', 'trending', 'muteA', 'muteB', 'muters'] as const;
 /*
  * Of the pack's members, the host writes the post columns, latest posts and the mute set's slots,
  * and announces them (platform/state.ts announceHostWrites), and the muters' new bits
@@ -51,8 +46,6 @@ const PACKED = ['interestQ', 'userClusters', 'offsets', 'recent', 'latest', 'mut
  * (recordStatics, baseScores: recsys/records.ts), and so are the candidate lists (mergeTops:
  * on the device, candidateKernels.wgsl.ts).
  */
-
-const PARAMS = ['base', 'count', 'stride', 'dim', 'probe', 'per_cluster', 'seen_size', 'feed_size', 'in_network', 'term', 'window', 'min_step', 'min_row', 'per_author', 'max_scan', 'removed', 'key_lo', 'key_hi', 'mute_mask', 'trending_len'];
 
 /** Writes byte j of a u8 array bound as atomic words (other invocations write the word's other bytes). */
 const SET_BYTE = (name: string) => /* wgsl */ `
@@ -62,7 +55,12 @@ fn set_${name}(j: u32, v: u32) {
   atomicOr(&${name}[j >> 2u], v << sh);
 }`;
 
-export const RECOMMEND_WGSL = perParts((parts) => /* wgsl */ `
+export const recommendGpu = wgslKernel({
+  params: { ranker: 'none', key: 'key' },
+  words: ['term', 'window', 'mute_mask', 'trending_len'],
+  bind: { ...Object.fromEntries(PACKED.map((k) => [k, 'pack'])), targets: 'split', recF: 'none', recQ: 'none', followers: 'none', seenAt: 'atomic', feedFlags: 'atomic', feedLen: 'atomic' },
+  result: 'atomic',
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 // f_from_i32 of sim-core/gpu/softmath.wgsl.ts, for a dot product |d| < 2^24 (exact).
@@ -70,16 +68,6 @@ fn f_from_dot(k: i32) -> u32 {
   if (k < 0) { return f_from_u32(u32(-k)) | F_SIGN; }
   return f_from_u32(u32(k));
 }
-struct Params { rows: u32, stride_rows: u32, part: u32, ${PARAMS.map((x) => `${x}: u32`).join(', ')}, ${PACKED.map((x) => `o_${x}: u32`).join(', ')} }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> inp: array<u32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read_write> seen: array<i32>;
-@group(0) @binding(${3 + parts}) var<storage, read_write> seen_at: array<atomic<u32>>;
-@group(0) @binding(${4 + parts}) var<storage, read_write> feed: array<i32>;
-@group(0) @binding(${5 + parts}) var<storage, read_write> feed_flags: array<atomic<u32>>;
-@group(0) @binding(${6 + parts}) var<storage, read_write> feed_len: array<atomic<u32>>;
-@group(0) @binding(${7 + parts}) var<storage, read_write> result: array<atomic<u32>>;
 const MAX_FEED = ${MAX_FEED}u;
 var<private> in_ids: array<i32, ${MAX_FEED}>;
 var<private> in_scores: array<u32, ${MAX_FEED}>;
@@ -90,7 +78,7 @@ var<private> n_out = 0u;
 fn b8(o: u32, i: u32) -> u32 { return (inp[o + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu; }
 fn i8_at(o: u32, i: u32) -> i32 { return i32(b8(o, i) << 24u) >> 24u; }
 fn i32_at(o: u32, i: u32) -> i32 { return bitcast<i32>(inp[o + i]); }
-fn rec_at(r: u32, f: u32) -> u32 { return inp[p.o_rec + r * p.stride + f]; }
+fn rec_at(r: u32, f: u32) -> u32 { return inp[p.o_rec + r * p.stride_ + f]; }
 ${SET_BYTE('feed_flags')}
 ${SET_BYTE('feed_len')}
 ${SET_BYTE('seen_at')}
@@ -98,9 +86,9 @@ ${SET_BYTE('seen_at')}
 fn muted(a: u32, b: i32) -> bool {
   var s = mix32(mix32(a) ^ u32(b)) & p.mute_mask;
   loop {
-    let k = i32_at(p.o_muteA, s);
+    let k = i32_at(p.o_mute_a, s);
     if (k == -1) { return false; }
-    if (k == i32(a) && i32_at(p.o_muteB, s) == b) { return true; }
+    if (k == i32(a) && i32_at(p.o_mute_b, s) == b) { return true; }
     s = (s + 1u) & p.mute_mask;
   }
 }
@@ -115,9 +103,9 @@ fn score_of(u: u32, r: u32, id: i32) -> u32 {
   }
   if (p.term != ${FEED_TERM.interest}u) { return b; }
   var dot = 0;
-  let q = (p.o_rec + r * p.stride + 4u) * 4u;
+  let q = (p.o_rec + r * p.stride_ + 4u) * 4u;
   for (var d = 0u; d < p.dim; d++) {
-    dot += i8_at(p.o_interestQ, u * p.dim + d) * (i32((inp[(q + d) >> 2u] >> (((q + d) & 3u) * 8u)) << 24u) >> 24);
+    dot += i8_at(p.o_interest_q, u * p.dim + d) * (i32((inp[(q + d) >> 2u] >> (((q + d) & 3u) * 8u)) << 24u) >> 24);
   }
   return f_mul(b, f_from_dot(dot));
 }
@@ -159,7 +147,7 @@ fn allowed(u: u32, r: u32, mutes: bool) -> bool {
   if (au == i32(u) || (p.removed != 0u && (b8(p.o_flags, r) & ${FLAG.removed}u) != 0u)) { return false; }
   let id = i32(p.base + r);
   for (var s = 0u; s < p.seen_size; s++) { if (seen[u * p.seen_size + s] == id) { return false; } }
-  if (mutes && (muted(u, au) || muted(u, i32_at(p.o_rootAuthor, r)))) { return false; }
+  if (mutes && (muted(u, au) || muted(u, i32_at(p.o_root_author, r)))) { return false; }
   return true;
 }
 fn follows(lo: u32, deg: u32, v: i32) -> bool {
@@ -179,7 +167,7 @@ fn consider(u: u32, id: i32, want: u32, lo: u32, deg: u32, mutes: bool) {
 }
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let v = gid.x + gid.y * p.stride_rows;
+  let v = gid.x + gid.y * p.stride;
   if (v >= p.rows) { return; }
   let k = v;
   let u = inp[p.o_active + k];
@@ -218,9 +206,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       }
     } else {
       for (var q = 0u; q < p.probe; q++) {
-        let cb = b8(p.o_userClusters, u * p.probe + q) * p.per_cluster;
+        let cb = b8(p.o_user_clusters, u * p.probe + q) * p.per_cluster;
         for (var i = 0u; i < p.per_cluster; i++) {
-          let id = i32_at(p.o_clusterPosts, cb + i);
+          let id = i32_at(p.o_cluster_posts, cb + i);
           if (id < 0) { break; }
           consider(u, id, want, lo, deg, mutes);
         }
@@ -254,92 +242,31 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   set_seen_at(u, at);
   if (len > 0u) { atomicAdd(&result[0], len); }
-}`);
-
-registerGpuKernel(K.recommend, (a, rows, plan) => {
-  const arr = a as Record<string, ArrayBufferView>;
-  const types = {
-    interestQ: Int8Array,
-    userClusters: Uint8Array,
-    offsets: Int32Array,
-    recent: Uint8Array,
-    latest: Int32Array,
-    muters: Uint8Array,
-    muteA: Int32Array,
-    muteB: Int32Array,
-    rec: Int32Array,
-    score: Float32Array,
-    flags: Uint8Array,
-    rootAuthor: Int32Array,
-    clusterPosts: Int32Array,
-    trending: Int32Array,
-    active: Int32Array,
-    targets: Int32Array,
-    seen: Int32Array,
-    seenAt: Uint8Array,
-    feed: Int32Array,
-    feedFlags: Uint8Array,
-    feedLen: Uint8Array,
-  };
-  if (!typedArgs(a, types)) return undefined;
-  const muteA = arr.muteA as Int32Array;
-  const n = (arr.offsets as Int32Array).length - 1;
-  const span = (a.count as number) - (a.minRow as number);
-  if ((a.feedSize as number) > MAX_FEED || (a.inNetwork as number) > (a.feedSize as number) || maxDegree(arr.offsets as Int32Array) >= EXACT_BELOW) return undefined;
-  // The kernel is the bundled rankers' (a plugin's feed kernel has no WGSL, and runs on the CPU).
-  const ranker = BUNDLED_RANKERS[a.ranker as number];
-  const window = ranker.outOfNetwork === 'window';
-  if (window && span >= EXACT_BELOW) return undefined;
-  if ((muteA.length & (muteA.length - 1)) !== 0 || (arr.seenAt as Uint8Array).length < n || (arr.feedLen as Uint8Array).length < rows) return undefined;
-  // The base scores come from their own column (records.ts), written only for a device executor.
-  if ((arr.score as Float32Array).length < (a.count as number)) return undefined;
-  // Beside the pack, the five written arrays and the result word.
-  const parts = plan.partsBeside(7);
-  if (parts < 1) return undefined;
-  const pack = PACKED.map((k) => arr[k] as Int32Array);
-  const params = [
-    plan.partBytes / 4,
-    a.base as number,
-    a.count as number,
-    a.stride as number,
-    a.dim as number,
-    a.probe as number,
-    a.perCluster as number,
-    a.seenSize as number,
-    a.feedSize as number,
-    a.inNetwork as number,
-    FEED_TERM[ranker.feed],
-    window ? 1 : 0,
-    (a.minStep as number) >>> 0,
-    a.minRow as number,
-    a.perAuthor as number,
-    a.maxScan as number,
-    a.removed as number,
-    ...keyWords(a.key as number),
-    muteA.length - 1,
-    (arr.trending as Int32Array).length,
-    ...packOffsets(pack),
-  ];
-  const { seen, seenAt, feed, feedFlags, feedLen } = arr as Record<string, Int32Array>;
-  return {
-    shader: RECOMMEND_WGSL(parts),
-    gridRows: rows,
-    params,
-    arrays: [{ pack }, { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts }, seen, seenAt, feed, feedFlags, feedLen],
-    writes: [seen, seenAt, feed, feedFlags, feedLen],
-    resultWords: 1,
-  };
+}`,
+  build(a, rows) {
+    const { muteA, offsets, count, feedSize } = a;
+    const n = offsets.length - 1;
+    if (feedSize > MAX_FEED || a.inNetwork > feedSize || maxDegree(offsets) >= EXACT_BELOW) return undefined;
+    // The kernel is the bundled rankers' (a plugin's feed kernel has no WGSL, and runs on the CPU).
+    const ranker = BUNDLED_RANKERS[a.ranker];
+    const window = ranker.outOfNetwork === 'window';
+    if (window && count - a.minRow >= EXACT_BELOW) return undefined;
+    if ((muteA.length & (muteA.length - 1)) !== 0 || a.seenAt.length < n || a.feedLen.length < rows) return undefined;
+    // The base scores come from their own column (records.ts), written only for a device executor.
+    if (a.score.length < count) return undefined;
+    const words = { term: FEED_TERM[ranker.feed], window: window ? 1 : 0, mute_mask: muteA.length - 1, trending_len: a.trending.length };
+    return { gridRows: rows, parts: 'most', words, resultWords: 1 };
+  },
 });
 
 /**
  * recentAuthors: bit v of `recent` set when latest[v] >= firstId, 32 users to an invocation, which
- * writes one whole word (bits past the last user 0, as on the CPU). Parameters: n, firstId.
+ * writes one whole word (bits past the last user 0, as on the CPU).
  */
-export const RECENT_AUTHORS_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32, first_id: i32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> latest: array<i32>;
-@group(0) @binding(2) var<storage, read_write> recent: array<u32>;
+export const recentAuthorsGpu = wgslKernel({
+  params: { firstId: 'i32' },
+  words: ['n'],
+  body: () => /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let v = gid.x + gid.y * p.stride;
@@ -351,17 +278,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (latest[i] >= p.first_id) { bits = bits | (1u << b); }
   }
   recent[v] = bits;
-}`;
-
-registerGpuKernel(K.recentAuthors, (a, rows) => {
-  const { latest, recent } = a as Record<string, ArrayBufferView>;
-  // Whole words: the bitset must be exactly the users' bytes (the buffer's padding takes the rest).
-  if (!(latest instanceof Int32Array && recent instanceof Uint8Array) || recent.length !== (rows + 7) >> 3 || latest.length < rows) return undefined;
-  return {
-    shader: RECENT_AUTHORS_WGSL,
-    gridRows: Math.ceil(rows / 32),
-    params: [rows, (a.firstId as number) | 0],
-    arrays: [latest, recent],
-    writes: [recent],
-  };
+}`,
+  build(a, rows) {
+    // Whole words: the bitset must be exactly the users' bytes (the buffer's padding takes the rest).
+    if (a.recent.length !== (rows + 7) >> 3 || a.latest.length < rows) return undefined;
+    return { gridRows: Math.ceil(rows / 32), words: { n: rows } };
+  },
 });

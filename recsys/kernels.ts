@@ -24,6 +24,9 @@ import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { randomScore } from './rankers/random.ts';
 import { MAX_DOT, xInterestScore } from './rankers/xInterest.ts';
 import { FLAG } from '../platform/posts.ts';
+import { recentAuthorsGpu, recommendGpu } from './gpuKernels.ts';
+import { recordStaticsGpu } from './recordStatics.wgsl.ts';
+import { baseScoresGpu } from './baseScores.wgsl.ts';
 
 const FLAG_REMOVED = FLAG.removed;
 
@@ -373,7 +376,7 @@ export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, en
   };
 }
 
-const recommend = kernel(RECOMMEND, feedLoop());
+const recommend = kernel(RECOMMEND, feedLoop(), recommendGpu);
 
 /**
  * Each user's `probe` nearest topic clusters by cosine between its interest and the T prototypes
@@ -497,7 +500,7 @@ const recentAuthors = kernel({ reads: { latest: 'i32' }, writes: { recent: 'u8' 
     for (let v = b << 3; v < hi; v++) if (L[v] >= firstId) bits |= 1 << (v & 7);
     R[b] = bits;
   }
-});
+}, recentAuthorsGpu);
 
 /** Post rows per chunk of the per-post kernels (a 48-hour window holds ~2.3M posts at 1M users). */
 export const POST_CHUNK = 1 << 15;
@@ -522,6 +525,7 @@ const recordStatics = kernel(
       for (let d = 0, q = (at + 4) * 4; d < D; d++) recQ[q + d] = quantise(topic[r * D + d]);
     }
   },
+  recordStaticsGpu,
 );
 
 /**
@@ -555,6 +559,7 @@ const baseScores = kernel(
     }
     return [removed, 0];
   },
+  baseScoresGpu,
 );
 
 export const kernels = kernelList(import.meta.url, { recommend, nearestClusters, quantiseInterests, recordStatics, baseScores, recentAuthors });

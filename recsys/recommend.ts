@@ -10,8 +10,6 @@ import { createCandidateIndex, rebuildCandidates, type CandidateIndex } from './
 import { PostRecords } from './records.ts';
 import { kernels as K, type PLUGIN_FEED } from './kernels.ts';
 import type { Kernel } from '../sim-core/kernel.ts';
-// The WGSL versions of its kernels, for the webgpu executor (registered on import).
-import './gpuKernels.ts';
 import { rankerOf } from './rankerRegistry.ts';
 import { RECENCY_CODE } from './rankers/xInterest.ts';
 

@@ -2,7 +2,7 @@
  * `recordStatics` (recsys/kernels.ts) in WGSL: the static fields of the feed's records for the
  * posts added since the last step, written on the device from the post columns and topics there
  * (the topics of apply's new posts stay on the device: platform/postBatch.wgsl.ts), so that the
- * records' new rows need not go up. recsys/gpuKernels.ts imports this module.
+ * records' new rows need not go up. recsys/kernels.ts attaches it to the declaration.
  *
  * The quantised topic (records.ts `quantise`: Math.round(127 x), x clamped to [-1, 1]) in integer
  * arithmetic, exactly: a float32 |x| < 1 is m 2^-s with m < 2^24 and s >= 24, so 127 |x| is
@@ -10,11 +10,10 @@
  * floor((k + 2^(s-1)) / 2^s) for +, minus ceil((k - 2^(s-1)) / 2^s) for -. NaN gives 0, as the
  * CPU's Int8Array store of NaN does.
  */
-import { registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
 import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
+import { wgslKernel } from '../sim-core/gpu/wgslKernel.ts';
 import { TOPIC_SCALE } from './recommender.ts';
-import { kernels as K } from './kernels.ts';
 
 /** quantise_bits(x): records.ts quantise of the float32 with bits x, as an i8 in the low byte. */
 export const QUANTISE_WGSL = /* wgsl */ `
@@ -46,23 +45,20 @@ fn quantise_bits(x: u32) -> u32 {
   return q & 0xffu;
 }`;
 
-export const RECORD_STATICS_WGSL = /* wgsl */ `
+export const recordStaticsGpu = wgslKernel({
+  // The topics of the rows in use only, as writeTopics binds them (platform/postBatch.wgsl.ts);
+  // recQ is a view of rec's buffer, whose bytes the shader writes through rec.
+  bind: { topic: 'range', recQ: 'none' },
+  body: () => /* wgsl */ `
 ${QUANTISE_WGSL}
-struct Params { rows: u32, stride: u32, first: u32, dim: u32, rs: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> step: array<i32>;
-@group(0) @binding(2) var<storage, read> author: array<i32>;
-@group(0) @binding(3) var<storage, read> prev: array<i32>;
-@group(0) @binding(4) var<storage, read> topic: array<u32>;
-@group(0) @binding(5) var<storage, read_write> rec: array<i32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
-  let r = p.first + v;
-  let at = r * p.rs;
+  let r = p.from_ + v;
+  let at = r * p.stride_;
   rec[at + 1u] = step[r];
   rec[at + 2u] = author[r];
-  rec[at + 3u] = prev[r];
+  rec[at + 3u] = prev_by_author[r];
   // The quantised topic as bytes from word at + 4 on; a last word's bytes past the topic keep
   // what they held, as the CPU's byte stores leave them.
   for (var w = 0u; w * 4u < p.dim; w++) {
@@ -72,21 +68,11 @@ ${ROW}
     for (var b = 0u; b < bytes; b++) { word = word | (quantise_bits(topic[r * p.dim + w * 4u + b]) << (b * 8u)); }
     rec[at + 4u + w] = i32(word);
   }
-}`;
-
-registerGpuKernel(K.recordStatics, (a, rows, plan) => {
-  const types = { step: Int32Array, author: Int32Array, prevByAuthor: Int32Array, topic: Float32Array, rec: Int32Array };
-  if (!typedArgs(a, types)) return undefined;
-  const { step, author, prevByAuthor, topic, rec } = a as Record<keyof typeof types, Int32Array | Float32Array>;
-  const [from, D, S] = [a.from as number, a.dim as number, a.stride as number];
-  const end = from + rows;
-  if ([step, author, prevByAuthor].some((c) => c.length < end) || topic.length < end * D || rec.length < end * S || S < 4 + Math.ceil(D / 4)) return undefined;
-  return {
-    shader: RECORD_STATICS_WGSL,
-    gridRows: rows,
-    params: [from, D, S],
-    // The topics of the rows in use only, as writeTopics binds them (platform/postBatch.wgsl.ts).
-    arrays: [step, author, prevByAuthor, { split: topic, partBytes: plan.partBytes, parts: 1, bytes: end * D * 4 }, rec],
-    writes: [{ array: rec, from: from * S, to: end * S }],
-  };
+}`,
+  build(a, rows) {
+    const { step, author, prevByAuthor, topic, rec, from, dim, stride } = a;
+    const end = from + rows;
+    if ([step, author, prevByAuthor].some((c) => c.length < end) || topic.length < end * dim || rec.length < end * stride || stride < 4 + Math.ceil(dim / 4)) return undefined;
+    return { gridRows: rows, bytes: { topic: end * dim * 4 }, wrote: { rec: [from * stride, end * stride] } };
+  },
 });

@@ -1,11 +1,15 @@
 /**
  * How a kernel is declared. A kernel is one heavy loop over rows; it is declared once, with its
- * typed inputs, outputs and scalar parameters, in the `kernels` export of its folder's
- * `kernels.ts`, and every executor (inline, worker pool, and the GPU backend to come) runs that
- * same declaration. Phases call `exec.run(kernel, args, rows)` with the declaration itself, so
- * there is no registry and nothing registers by import side effect: a worker thread imports the
- * declaring module by its URL and finds the kernel by name in its `kernels` export (or, for a
- * study's plugin module, in its default export's `kernels`).
+ * typed inputs, outputs and scalar parameters, its CPU loop and, where the device can give the
+ * same bytes, its WGSL version (sim-core/gpu/wgslKernel.ts: the shader's body and a builder; the
+ * bindings, the uniform words and the order of the arrays are generated from the spec), in the
+ * `kernels` export of its module. Every executor (inline, worker pool, webgpu) runs that same
+ * declaration: phases call `exec.run(kernel, args, rows)` with the declaration itself, the webgpu
+ * executor takes the WGSL version from it (`kernel.gpu`) and runs the CPU loop when it has none
+ * or its builder declines the call, and a worker thread imports the declaring module by its URL
+ * and finds the kernel by name in its `kernels` export (or, for a study's plugin module, in its
+ * default export's `kernels`). So there is no registry to forget and nothing registers by import
+ * side effect.
  *
  * The contract of `fn(args, start, end)`:
  * - It writes only rows [start, end) of its `writes` arrays (or, where a kernel says so, only
@@ -14,10 +18,13 @@
  * - Randomness comes only from `rng.ts`, keyed by a `key` parameter and the row or edge index.
  * - It may return a partial result (sums, counts) per chunk; callers combine partials in chunk
  *   order, never in completion order.
+ * A WGSL version gives the same writes and partials, byte for byte, for every call its builder
+ * accepts (the parity tests under tests/sim-core/gpu check each one).
  *
  * Array types are written as tags; a tag ending in `?` marks an optional argument.
  */
 import type { TypedArray } from './table.ts';
+import type { WgslKernel } from './gpu/wgslKernel.ts';
 
 interface ArrayTypes {
   f32: Float32Array;
@@ -90,6 +97,8 @@ export interface Kernel<S extends KernelSpec = KernelSpec> {
   readonly module: string;
   readonly spec: S;
   fn(args: ArgsOf<S>, start: number, end: number): number[] | void;
+  /** Its WGSL version, for the webgpu executor; absent: the kernel always runs on the CPU. */
+  readonly gpu?: WgslKernel;
 }
 
 /** A kernel of any spec, as executors and lists hold them. */
@@ -100,11 +109,15 @@ export type AnyKernel = Kernel<any>;
 export interface KernelDecl<S extends KernelSpec> {
   spec: S;
   fn(args: ArgsOf<S>, start: number, end: number): number[] | void;
+  gpu?: WgslKernel;
 }
 
-/** Declares one kernel: its spec and its loop. `const` keeps the tags literal for `ArgsOf`. */
-export function kernel<const S extends KernelSpec>(spec: S, fn: (args: ArgsOf<S>, start: number, end: number) => number[] | void): KernelDecl<S> {
-  return { spec, fn };
+/**
+ * Declares one kernel: its spec, its loop and optionally its WGSL version. `const` keeps the tags
+ * literal for `ArgsOf`.
+ */
+export function kernel<const S extends KernelSpec>(spec: S, fn: (args: ArgsOf<S>, start: number, end: number) => number[] | void, gpu?: WgslKernel): KernelDecl<S> {
+  return gpu ? { spec, fn, gpu } : { spec, fn };
 }
 
 /**
@@ -118,7 +131,7 @@ export function kernelList<const L extends Record<string, KernelDecl<any>>>(
   decls: L,
 ): { readonly [K in keyof L]: L[K] extends KernelDecl<infer S> ? Kernel<S> : never } {
   const out: Record<string, AnyKernel> = {};
-  for (const [name, d] of Object.entries(decls)) out[name] = Object.freeze({ name, module, spec: d.spec, fn: d.fn });
+  for (const [name, d] of Object.entries(decls)) out[name] = Object.freeze(d.gpu ? { name, module, spec: d.spec, fn: d.fn, gpu: d.gpu } : { name, module, spec: d.spec, fn: d.fn });
   return Object.freeze(out) as never;
 }
 

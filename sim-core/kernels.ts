@@ -8,10 +8,14 @@
  *
  * CSR arguments: `offsets` (Int32Array or Float64Array, length n + 1) and `targets` (Int32Array);
  * row v's neighbours are targets[offsets[v] .. offsets[v + 1]).
+ *
+ * WGSL versions (for the webgpu executor): gpu/kernels.wgsl.ts, and gpu/opinionKernels.wgsl.ts
+ * for the continuous opinion kernels.
  */
 import { kernel, kernelList } from './kernel.ts';
 import { rowHash, splitKey, uniform } from './rng.ts';
-
+import { applyMarksGpu, compactMaskGpu, copyGpu, countCodesGpu, countMaskGpu, gatherGpu, gatherNeighborGpu, sampleNeighborGpu, spreadGpu, thresholdMarkGpu, transitionGpu } from './gpu/kernels.wgsl.ts';
+import { boundedStepGpu, segmentBoundedMeanGpu, segmentMeanGpu } from './gpu/opinionKernels.wgsl.ts';
 
 /** out[i] = value. */
 const fill = kernel({ reads: {}, writes: { out: 'num' }, params: ['value'] }, (a, start, end): void => {
@@ -21,7 +25,7 @@ const fill = kernel({ reads: {}, writes: { out: 'num' }, params: ['value'] }, (a
 /** out[i] = src[i]. */
 const copy = kernel({ reads: { src: 'num' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
   a.out.set(a.src.subarray(start, end), start);
-});
+}, copyGpu);
 
 /**
  * Picks one neighbour of each row uniformly: out[v] = targets[offsets[v] + floor(u * deg)], or -1
@@ -55,7 +59,7 @@ const sampleNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32' }, w
     Out[v] = o1 === o0 ? -1 : Tgt[o0 + (((rowHash(klo, khi, v) / 4294967296) * (o1 - o0)) | 0)];
     o0 = o1;
   }
-});
+}, sampleNeighborGpu);
 
 /**
  * out[v] = src[sampleNeighbor's pick for v], or src[v] for rows without neighbours: sampleNeighbor
@@ -91,7 +95,7 @@ const gatherNeighbor = kernel({ reads: { offsets: 'offsets', targets: 'i32', src
     Out[v] = Src[o1 === o0 ? v : Tgt[o0 + (((rowHash(klo, khi, v) / 4294967296) * (o1 - o0)) | 0)]];
     o0 = o1;
   }
-});
+}, gatherNeighborGpu);
 
 /** out[i] = src[index[i]], or src[i] when index[i] < 0. */
 const gather = kernel({ reads: { src: 'num', index: 'i32' }, writes: { out: 'num' }, params: [] }, (a, start, end): void => {
@@ -113,7 +117,7 @@ const gather = kernel({ reads: { src: 'num', index: 'i32' }, writes: { out: 'num
     const j = Idx[i];
     Out[i] = Src[j < 0 ? i : j];
   }
-});
+}, gatherGpu);
 
 /**
  * Independent-cascade style spreading along CSR rows (push): for every row u in range with
@@ -143,7 +147,7 @@ const spread = kernel({ reads: { offsets: 'offsets', targets: 'i32', state: 'u8'
     }
   }
   return [attempts, successes];
-});
+}, spreadGpu);
 
 /**
  * Per-row state transition: for every row, if next[i] !== 0 and state[i] === when, state[i] = next[i];
@@ -163,7 +167,7 @@ const applyMarks = kernel({ reads: {}, writes: { state: 'u8', next: 'u8' }, para
     }
   }
   return [changed];
-});
+}, applyMarksGpu);
 
 /**
  * Stochastic recoding: rows with state[i] === from move to `to` with probability p (keyed by row);
@@ -181,7 +185,7 @@ const transition = kernel({ reads: {}, writes: { state: 'u8' }, params: ['from',
     }
   }
   return [moved];
-});
+}, transitionGpu);
 
 /**
  * Segment mean over CSR rows (an SpMV with row-normalised weights):
@@ -214,7 +218,7 @@ const segmentMean = kernel({ reads: { offsets: 'offsets', targets: 'i32', x: 'fl
     const w = selfWeight + (hi - lo);
     Out[v] = w > 0 ? s / w : X[v];
   }
-});
+}, segmentMeanGpu);
 
 /**
  * Bounded-confidence mean (Hegselmann-Krause): out[v] = mean of x[u] over the neighbours u of v,
@@ -244,7 +248,7 @@ const segmentBoundedMean = kernel({ reads: { offsets: 'offsets', targets: 'i32',
     }
     Out[v] = c > 0 ? f(s / f(c)) : xv;
   }
-});
+}, segmentBoundedMeanGpu);
 
 /**
  * Threshold rule (linear threshold), fused: every row with state[v] === from computes the share of
@@ -268,7 +272,7 @@ const thresholdMark = kernel({ reads: { offsets: 'offsets', targets: 'i32', stat
     }
   }
   return [marked];
-});
+}, thresholdMarkGpu);
 
 /**
  * Pairwise bounded-confidence step (Deffuant, one-sided synchronous variant): each row moves toward
@@ -290,7 +294,7 @@ const boundedStep = kernel({ reads: { x: 'f32', partner: 'i32' }, writes: { out:
     const d = f(X[j] - xi);
     Out[i] = d < eps && d > -eps ? f(xi + f(mu * d)) : xi;
   }
-});
+}, boundedStepGpu);
 
 /**
  * Pairwise bounded confidence (Deffuant et al. 2000), sequential: for each update t in
@@ -379,7 +383,7 @@ const countCodes = kernel({ reads: { codes: 'num' }, writes: {}, params: ['k'] }
     if (c < k) h[c]++;
   }
   return Array.from(h);
-});
+}, countCodesGpu);
 
 /**
  * countCodes over bytes with few codes (the voter's two, a cascade's three), four bytes per 32-bit
@@ -416,7 +420,7 @@ const countMask = kernel({ reads: { mask: 'num' }, writes: {}, params: ['chunkRo
   let c = 0;
   for (let i = start; i < end; i++) if (M[i] !== 0) c++;
   return [c];
-});
+}, countMaskGpu);
 
 /**
  * Second pass of a stable compaction: rows with mask[i] !== 0 go to out[at++], in row order, where
@@ -426,7 +430,7 @@ const compactMask = kernel({ reads: { mask: 'num', starts: 'i32' }, writes: { ou
   const { mask: M, out: Out } = a;
   let at = a.starts[Math.floor(start / a.chunkRows)];
   for (let i = start; i < end; i++) if (M[i] !== 0) Out[at++] = i;
-});
+}, compactMaskGpu);
 
 /** The first edge of the chunk with an id outside 0..nodes-1 (negative ids read as huge unsigned ones). */
 const firstBadEdge = kernel({ reads: { src: 'i32?', dst: 'i32' }, writes: {}, params: ['nodes'] }, (a, start, end): number[] => {

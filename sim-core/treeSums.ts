@@ -4,25 +4,14 @@
  * treeSums.wgsl.ts) and reads back a few words per group instead of the opinion column.
  */
 import { kernel, kernelList } from './kernel.ts';
-
-/**
- * The opinion statistics' sums (models/opinion.ts) are taken over groups of TREE_GROUP rows, each
- * the same fixed tree: TREE_BLOCKS blocks of TREE_BLOCK rows, each summed in row order from +0,
- * then the block sums added pairwise (block t + 32 into t, then t + 16, ..., t + 1). The tree does
- * not depend on the chunking (chunks must start at multiples of TREE_GROUP) nor on the thread
- * count, and it is what a GPU workgroup computes (sim-core/gpu/treeSums.wgsl.ts: one invocation a
- * block, the same f64 roundings in software): so each group's sums have the same bits on both
- * backends, and only the groups' sums leave the device. Callers combine the groups in order.
- */
-export const TREE_BLOCK = 64;
-export const TREE_BLOCKS = 64;
-export const TREE_GROUP = TREE_BLOCK * TREE_BLOCKS;
+import { treeCentralSumsGpu, treeSumGpu } from './gpu/treeSums.wgsl.ts';
+import { TREE_BLOCK, TREE_BLOCKS, TREE_GROUP } from './treeShape.ts';
 
 function treeChunk(start: number, name: string): void {
   if (start % TREE_GROUP !== 0) throw new Error(`${name}: a chunk starts at row ${start}, not at a multiple of ${TREE_GROUP} (pass chunkRows as a multiple of TREE_GROUP)`);
 }
 
-/** Block sums b[0 .. TREE_BLOCKS) added pairwise into b[0] (the tree above). */
+/** Block sums b[0 .. TREE_BLOCKS) added pairwise into b[0] (treeShape.ts). */
 function treeAdd(b: Float64Array): number {
   for (let w = TREE_BLOCKS / 2; w >= 1; w /= 2) for (let t = 0; t < w; t++) b[t] += b[t + w];
   return b[0];
@@ -58,7 +47,7 @@ const treeSum = kernel({ reads: { x: 'num' }, writes: {}, params: [] }, (a, star
     out.push(treeAdd(blocks), lo, hi, bad);
   }
   return out;
-});
+}, treeSumGpu);
 
 /** Per group of TREE_GROUP rows: [sum d, sum d^2, sum d^3, sum d^4] with d = x - c, each the tree of its terms. */
 const treeCentralSums = kernel({ reads: { x: 'num' }, writes: {}, params: ['c'] }, (a, start, end): number[] => {
@@ -93,6 +82,6 @@ const treeCentralSums = kernel({ reads: { x: 'num' }, writes: {}, params: ['c'] 
     out.push(treeAdd(b1), treeAdd(b2), treeAdd(b3), treeAdd(b4));
   }
   return out;
-});
+}, treeCentralSumsGpu);
 
 export const kernels = kernelList(import.meta.url, { treeSum, treeCentralSums });

@@ -45,7 +45,7 @@ export interface BenchOptions {
   backend?: 'cpu' | 'webgpu';
 }
 
-/** The classic models whose step kernels all have a WGSL version (sim-core/gpu/gpuKernels.ts). */
+/** The classic models whose step kernels all have a WGSL version (a `gpu` in their declaration, sim-core/gpu/wgslKernel.ts). */
 const GPU_MODELS = ['voter', 'ic', 'sir', 'lt', 'degroot', 'deffuant', 'hk'];
 
 function sizeLabel(n: number): string {

@@ -1,14 +1,21 @@
 /**
- * WGSL versions of the kernels of sim-core/kernels.ts, one shader per kernel, each with the same
- * contract and the same outputs as its CPU declaration (tests/sim-core/gpu/kernels.test.ts checks
- * them byte for byte). Bindings follow dispatch.ts: 0 the uniform block (rows, stride, then the
- * kernel's parameters as u32 words), then the inputs in order, then the output.
+ * WGSL versions of the kernels of sim-core/kernels.ts (attached there, `kernel(spec, fn, gpu)`),
+ * each with the same contract and the same outputs as its CPU declaration
+ * (tests/sim-core/gpu/kernels.test.ts and executor.test.ts check them byte for byte). Each body
+ * follows the header wgslKernel.ts generates from the kernel's spec: `p` the uniform words, the
+ * arrays by their snake-case names, `tgt(j)` for split CSR targets.
  *
- * CSR offsets are i32 here: graphs past 2^31 edges (Float64Array offsets on the CPU) are not yet
- * supported on the GPU.
+ * A call stays on the CPU where the device could not give the same bytes: sampleNeighbor and
+ * gatherNeighbor on a row of 2^21 or more neighbours (rng_below equals the CPU's float product only
+ * below that; rng.wgsl.ts), thresholdMark on a row of 2^28 or more (the share comparison below), u8
+ * kernels (gather, gatherNeighbor, countCodes) and copy over part of an array, since they write
+ * whole words. CSR offsets are i32 here: graphs past 2^31 edges (Float64Array offsets) stay on the
+ * CPU.
  */
 import { RNG_WGSL } from './rng.wgsl.ts';
 import { WORKGROUP } from './dispatch.ts';
+import { EXACT_BELOW, maxDegree } from './gpuKernels.ts';
+import { wgslKernel, type GpuArgs } from './wgslKernel.ts';
 
 export const ROW = /* wgsl */ `
   let v = gid.x + gid.y * p.stride;
@@ -54,57 +61,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   }
 }`;
 
-/** The most ranges a split array is bound as. */
-export const MAX_SPLIT_PARTS = 8;
-/** Storage bindings a split kernel has besides its split array (thresholdMark's five, the most). */
-const OTHER_STORAGE = 5;
-
-/**
- * How many bindings a split array takes on an adapter (executor.ts binds it as that many ranges of
- * one buffer): what its storage-buffer limit leaves beside the kernel's other arrays, at most
- * MAX_SPLIT_PARTS (3 at WebGPU's default limit of 8; 8 on lavapipe, whose limit is 16).
- */
-export function splitParts(limits: { maxStorageBuffersPerShaderStage: number }): number {
-  return Math.max(0, Math.min(MAX_SPLIT_PARTS, limits.maxStorageBuffersPerShaderStage - OTHER_STORAGE));
-}
-
-/**
- * CSR targets bound as `parts` read-only ranges from binding `first` on, each `p.part` elements
- * (the last one shorter, unused ones repeating the first), so a graph can pass the adapter's
- * largest storage binding; tgt(j) reads element j.
- */
-export const SPLIT_TARGETS = (first: number, parts: number) => /* wgsl */ `
-${Array.from({ length: parts }, (_, i) => `@group(0) @binding(${first + i}) var<storage, read> targets${i}: array<i32>;`).join('\n')}
-fn tgt(j: u32) -> i32 {
-  let c = j / p.part;
-  let o = j - c * p.part;
-  switch c {
-${Array.from({ length: parts - 1 }, (_, i) => `    case ${i}u: { return targets${i}[o]; }`).join('\n')}
-    default: { return targets${parts - 1}[o]; }
-  }
-}`;
-
-/** A shader whose text depends on the number of split parts, built once per number. */
-export function perParts(make: (parts: number) => string): (parts: number) => string {
-  const made = new Map<number, string>();
-  return (parts) => {
-    let s = made.get(parts);
-    if (s === undefined) made.set(parts, (s = make(parts)));
-    return s;
-  };
-}
+/** Rows of a grid over words of four u8 rows. */
+const words = (bytes: number) => Math.ceil(bytes / 4);
+/** The CPU's f64 share c / deg compares with an f32 threshold as the exact share does below this degree (THRESHOLD_MARK below). */
+const EXACT_SHARE = 2 ** 28;
 
 /**
  * sampleNeighbor: out[v] = targets[offsets[v] + below(key, v, deg)], or -1 for rows without
- * neighbours. Parameters: part (SPLIT_TARGETS), then the key as [lo, hi] words (rng.wgsl.ts `keyWords`).
+ * neighbours.
  */
-export const SAMPLE_NEIGHBOR_WGSL = perParts((parts) => /* wgsl */ `
+export const sampleNeighborGpu = wgslKernel({
+  params: { key: 'key' },
+  bind: { targets: 'split' },
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
-struct Params { rows: u32, stride: u32, part: u32, key_lo: u32, key_hi: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read_write> out: array<i32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -115,7 +85,12 @@ ${ROW}
   } else {
     out[v] = tgt(u32(lo) + rng_below(p.key_lo, p.key_hi, v, deg, 0u));
   }
-}`);
+}`,
+  build(a, rows) {
+    if (a.offsets.length < rows + 1 || maxDegree(a.offsets) >= EXACT_BELOW) return undefined;
+    return { gridRows: rows };
+  },
+});
 
 /** Row i's byte of the u8 array `src`, bound as u32 words (four rows to a word, little-endian). */
 const SRC_BYTE_AT = /* wgsl */ `
@@ -127,14 +102,9 @@ fn byte_at(i: u32) -> u32 {
  * gather for u8 columns: out[i] = src[index[i]], or src[i] when index[i] < 0. WGSL has no 8-bit
  * storage, so both u8 arrays are packed four rows to a u32 word (little-endian, as the CPU's bytes
  * lie) and each invocation writes one whole word: rows 4w .. 4w + 3. The grid runs over words.
- * Parameters: n, the number of rows (the last word may be partial; its spare bytes are written 0).
+ * Words: n, the number of rows (the last word may be partial; its spare bytes are written 0).
  */
-export const GATHER_U8_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read> index: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+const GATHER_U8 = /* wgsl */ `
 ${SRC_BYTE_AT}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -154,12 +124,7 @@ ${ROW}
  * gather for 32-bit columns (f32, i32, u32): out[i] = src[index[i]], or src[i] when index[i] < 0,
  * moved as bit patterns. The grid runs over rows.
  */
-export const GATHER_WORDS_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read> index: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+const GATHER_WORDS = /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -167,20 +132,35 @@ ${ROW}
   out[v] = src[select(u32(j), v, j < 0)];
 }`;
 
+/** gather: over 32-bit words when src and out are one 4-byte type, else over u8 columns. */
+export const gatherGpu = wgslKernel({
+  narrow: { src: 'num', out: 'num' },
+  variants: ['words', 'u8'],
+  words: (variant) => (variant === 'u8' ? ['n'] : []),
+  body: ({ variant }) => (variant === 'u8' ? GATHER_U8 : GATHER_WORDS),
+  build(a, rows) {
+    const { src, index, out } = a;
+    if (src.BYTES_PER_ELEMENT === 4 && src.constructor === out.constructor && src !== out && out.length >= rows && index.length >= rows) {
+      // Only rows [0, rows) of out are written: the host keeps the rest.
+      return { variant: 'words', gridRows: rows, wrote: { out: [0, rows] } };
+    }
+    if (!(src instanceof Uint8Array && out instanceof Uint8Array) || out.length !== rows || index.length < rows) return undefined;
+    return { variant: 'u8', gridRows: words(rows), words: { n: rows } };
+  },
+});
+
 /**
  * gatherNeighbor for u8 columns: out[v] = src[sampleNeighbor's pick for v], or src[v] for rows
- * without neighbours. Packed as GATHER_U8_WGSL (four rows to a word, one word per invocation; the
- * grid runs over words), the picks as SAMPLE_NEIGHBOR_WGSL. Parameters: part (SPLIT_TARGETS), n
- * (the rows), then the key as [lo, hi] words.
+ * without neighbours. Packed as gather's u8 version (four rows to a word, one word per invocation;
+ * the grid runs over words), the picks as sampleNeighbor's. Words: n (the rows).
  */
-export const GATHER_NEIGHBOR_U8_WGSL = perParts((parts) => /* wgsl */ `
+export const gatherNeighborGpu = wgslKernel({
+  params: { key: 'key' },
+  bind: { targets: 'split' },
+  narrow: { src: 'u8', out: 'u8' },
+  words: ['n'],
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
-struct Params { rows: u32, stride: u32, part: u32, n: u32, key_lo: u32, key_hi: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read> src: array<u32>;
-@group(0) @binding(${3 + parts}) var<storage, read_write> out: array<u32>;
 ${SRC_BYTE_AT}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -199,26 +179,36 @@ ${ROW}
     }
   }
   out[v] = word;
-}`);
+}`,
+  build(a, rows) {
+    const { offsets, src, out } = a;
+    if (offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_BELOW || src === out || out.length !== rows || src.length < rows) return undefined;
+    return { gridRows: words(rows), words: { n: rows } };
+  },
+});
 
 /** copy of whole arrays as u32 words (any element type; the grid runs over words). */
-export const COPY_WORDS_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+export const copyGpu = wgslKernel({
+  narrow: { src: 'num', out: 'num' },
+  body: () => /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
   out[v] = src[v];
-}`;
+}`,
+  build(a, rows) {
+    const { src, out } = a;
+    if (src.constructor !== out.constructor || out.length !== rows || src.length !== rows) return undefined;
+    return { gridRows: words(out.byteLength) };
+  },
+});
 
 /**
  * The two passes of a stable compaction over a u8 mask (countMask, compactMask): one workgroup per
  * chunk of `chunk_rows` rows, each invocation a contiguous slice of its chunk. countMask adds each
  * chunk's count of nonzero rows to result word `chunk`; compactMask writes the chunk's rows, in row
  * order, from starts[chunk] on, each invocation after the rows of the slices before its own.
- * Parameters: n (rows), chunk_rows, chunks.
+ * Words: n (rows), chunks; chunk_rows is the spec's chunkRows.
  */
 const MASK_CHUNKS = (body: string) => /* wgsl */ `
 var<workgroup> counts: array<u32, ${WORKGROUP}>;
@@ -240,19 +230,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<
 ${body}
 }`;
 
-export const COUNT_MASK_U8_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32, chunk_rows: u32, chunks: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> mask: array<u32>;
-@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>>;
-${MASK_CHUNKS(`  if (c > 0u) { atomicAdd(&result[chunk], c); }`)}`;
+/** The grid of the mask kernels: one workgroup per chunk of the CPU's chunking. */
+function maskChunks(a: GpuArgs, rows: number) {
+  const chunkRows = a.chunkRows;
+  if (a.mask.length < rows || !(chunkRows > 0)) return undefined;
+  const chunks = Math.ceil(rows / chunkRows);
+  return { gridRows: chunks * WORKGROUP, words: { n: rows, chunks } };
+}
 
-export const COMPACT_MASK_U8_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32, chunk_rows: u32, chunks: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> mask: array<u32>;
-@group(0) @binding(2) var<storage, read> starts: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<i32>;
+export const countMaskGpu = wgslKernel({
+  narrow: { mask: 'u8' },
+  words: ['n', 'chunks'],
+  result: 'atomic',
+  body: () => /* wgsl */ `
+${MASK_CHUNKS(`  if (c > 0u) { atomicAdd(&result[chunk], c); }`)}`,
+  build(a, rows) {
+    const c = maskChunks(a, rows);
+    return c && { ...c, resultWords: c.words.chunks, wordPerChunk: true };
+  },
+});
+
+export const compactMaskGpu = wgslKernel({
+  narrow: { mask: 'u8' },
+  words: ['n', 'chunks'],
+  body: () => /* wgsl */ `
 ${MASK_CHUNKS(`  counts[li] = c;
   workgroupBarrier();
   var at = u32(starts[chunk]);
@@ -262,18 +263,24 @@ ${MASK_CHUNKS(`  counts[li] = c;
       out[at] = i32(i);
       at++;
     }
-  }`)}`;
+  }`)}`,
+  build(a, rows) {
+    const c = maskChunks(a, rows);
+    return c && a.starts.length >= c.words.chunks ? c : undefined;
+  },
+});
 
 /**
  * countCodes for u8 codes: counts[c] = number of rows with code c, over n rows packed four to a
  * word (the grid runs over words). Each workgroup counts into its own 256 bins, then adds them to
  * the result: integer sums, so the totals equal the CPU's whatever the order.
  */
-export const COUNT_CODES_U8_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> codes: array<u32>;
-@group(0) @binding(2) var<storage, read_write> counts: array<atomic<u32>>;
+export const countCodesGpu = wgslKernel({
+  params: { k: 'none' },
+  narrow: { codes: 'u8' },
+  words: ['n'],
+  result: 'atomic',
+  body: () => /* wgsl */ `
 var<workgroup> bins: array<atomic<u32>, 256>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -289,9 +296,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
   workgroupBarrier();
   for (var b = li; b < 256u; b += ${WORKGROUP}u) {
     let c = atomicLoad(&bins[b]);
-    if (c > 0u) { atomicAdd(&counts[b], c); }
+    if (c > 0u) { atomicAdd(&result[b], c); }
   }
-}`;
+}`,
+  build(a, rows) {
+    const bins = a.k;
+    if (a.codes.length !== rows || bins > 256) return undefined;
+    return { gridRows: words(rows), words: { n: rows }, resultWords: 256, finish: (w) => w.slice(0, bins) };
+  },
+});
 
 /**
  * Bernoulli draws as the CPU makes them, `uniform(key, row) < p`, compared as integers:
@@ -335,22 +348,19 @@ fn set_next(i: u32, value: u32) {
  * compare-and-swap on the word; every write of a call is the same mark, so the result does not
  * depend on the order. Result words: attempts, successes.
  */
-export const SPREAD_U8_WGSL = perParts((parts) => /* wgsl */ `
+export const spreadGpu = wgslKernel({
+  params: { p: 'bernoulli', key: 'key' },
+  bind: { targets: 'split', next: 'atomic' },
+  result: 'atomic',
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
 ${BERNOULLI}
-struct Params { rows: u32, stride: u32, part: u32, from_state: u32, susceptible: u32, mark: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read> state: array<u32>;
-@group(0) @binding(${3 + parts}) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(${4 + parts}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
-  if (state_byte(v) != p.from_state) { return; }
+  if (state_byte(v) != p.from_) { return; }
   var attempts = 0u;
   var successes = 0u;
   let hi = u32(offsets[v + 1u]);
@@ -358,26 +368,31 @@ ${ROW}
     let u = u32(tgt(j));
     if (state_byte(u) != p.susceptible) { continue; }
     attempts++;
-    if (bernoulli(p.key_lo, p.key_hi, j, p.thr, p.always)) {
+    if (bernoulli(p.key_lo, p.key_hi, j, p.p_thr, p.p_always)) {
       set_next(u, p.mark);
       successes++;
     }
   }
   if (attempts > 0u) { atomicAdd(&result[0], attempts); }
   if (successes > 0u) { atomicAdd(&result[1], successes); }
-}`);
+}`,
+  build(a, rows) {
+    if (a.offsets.length < rows + 1 || a.state === a.next) return undefined;
+    return { gridRows: rows, resultWords: 2 };
+  },
+});
 
 /**
  * transition (u8 state): rows with state == from move to `to` with probability p (draw keyed by the
  * row). One invocation per word of four rows, over n rows. Result word: rows moved.
  */
-export const TRANSITION_U8_WGSL = /* wgsl */ `
+export const transitionGpu = wgslKernel({
+  params: { p: 'bernoulli', key: 'key' },
+  words: ['n'],
+  result: 'atomic',
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
 ${BERNOULLI}
-struct Params { rows: u32, stride: u32, n: u32, from_state: u32, to_state: u32, key_lo: u32, key_hi: u32, thr: u32, always: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> state: array<u32>;
-@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -386,26 +401,29 @@ ${ROW}
   for (var b = 0u; b < 4u; b++) {
     let i = v * 4u + b;
     let shift = b * 8u;
-    if (i < p.n && ((word >> shift) & 0xffu) == p.from_state && bernoulli(p.key_lo, p.key_hi, i, p.thr, p.always)) {
-      word = (word & ~(0xffu << shift)) | (p.to_state << shift);
+    if (i < p.n && ((word >> shift) & 0xffu) == p.from_ && bernoulli(p.key_lo, p.key_hi, i, p.p_thr, p.p_always)) {
+      word = (word & ~(0xffu << shift)) | (p.to << shift);
       moved++;
     }
   }
   state[v] = word;
   if (moved > 0u) { atomicAdd(&result[0], moved); }
-}`;
+}`,
+  build(a, rows) {
+    if (a.state.length !== rows) return undefined;
+    return { gridRows: words(rows), words: { n: rows }, resultWords: 1 };
+  },
+});
 
 /**
  * applyMarks (u8 state and next): a row with next != 0 takes it as its state if its state is
  * `when`; next is reset to 0. One invocation per word of four rows, over n rows. Result word: rows
  * changed.
  */
-export const APPLY_MARKS_U8_WGSL = /* wgsl */ `
-struct Params { rows: u32, stride: u32, n: u32, when_state: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> state: array<u32>;
-@group(0) @binding(2) var<storage, read_write> next: array<u32>;
-@group(0) @binding(3) var<storage, read_write> result: array<atomic<u32>>;
+export const applyMarksGpu = wgslKernel({
+  words: ['n'],
+  result: 'atomic',
+  body: () => /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -417,7 +435,7 @@ ${ROW}
     let shift = b * 8u;
     let mark = (m >> shift) & 0xffu;
     if (i < p.n && mark != 0u) {
-      if (((s >> shift) & 0xffu) == p.when_state) {
+      if (((s >> shift) & 0xffu) == p.when) {
         s = (s & ~(0xffu << shift)) | (mark << shift);
         changed++;
       }
@@ -427,7 +445,13 @@ ${ROW}
   state[v] = s;
   next[v] = m;
   if (changed > 0u) { atomicAdd(&result[0], changed); }
-}`;
+}`,
+  build(a, rows) {
+    const { state, next } = a;
+    if (state.length !== rows || next.length !== rows || state === next) return undefined;
+    return { gridRows: words(rows), words: { n: rows }, resultWords: 1 };
+  },
+});
 
 /**
  * thresholdMark (linear threshold, u8 state, f32 thresholds): a row in state `from` with at least one
@@ -437,16 +461,11 @@ ${ROW}
  * least t / (m deg) > 2^-52 t unless equal), so the GPU compares c 2^k >= m deg exactly, in 64-bit
  * integers made of u32 pairs. Result word: rows marked.
  */
-export const THRESHOLD_MARK_U8_WGSL = perParts((parts) => /* wgsl */ `
+export const thresholdMarkGpu = wgslKernel({
+  bind: { targets: 'split', next: 'atomic' },
+  result: 'atomic',
+  body: () => /* wgsl */ `
 ${RNG_WGSL}
-struct Params { rows: u32, stride: u32, part: u32, from_state: u32, value: u32, mark: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read> state: array<u32>;
-@group(0) @binding(${3 + parts}) var<storage, read> threshold: array<u32>;
-@group(0) @binding(${4 + parts}) var<storage, read_write> next: array<atomic<u32>>;
-@group(0) @binding(${5 + parts}) var<storage, read_write> result: array<atomic<u32>>;
 ${BYTE_OF('state')}
 ${SET_NEXT}
 // c / deg >= t, t given by its f32 bits, deg >= 1, exactly.
@@ -484,7 +503,7 @@ fn share_reaches(c: u32, deg: u32, bits: u32) -> bool {
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
-  if (state_byte(v) != p.from_state) { return; }
+  if (state_byte(v) != p.from_) { return; }
   let lo = u32(offsets[v]);
   let hi = u32(offsets[v + 1u]);
   if (hi == lo) { return; }
@@ -496,11 +515,10 @@ ${ROW}
     set_next(v, p.mark);
     atomicAdd(&result[0], 1u);
   }
-}`);
-
-/** [threshold, always] of a Bernoulli(p) draw for the WGSL `bernoulli` (see BERNOULLI above). */
-export function bernoulliWords(p: number): [number, number] {
-  if (!(p > 0)) return [0, 0];
-  const t = p * 4294967296;
-  return t >= 4294967296 ? [0, 1] : [Math.ceil(t), 0];
-}
+}`,
+  build(a, rows) {
+    const { offsets, state, threshold, next } = a;
+    if (offsets.length < rows + 1 || maxDegree(offsets) >= EXACT_SHARE || state === next || threshold.length < rows) return undefined;
+    return { gridRows: rows, resultWords: 1 };
+  },
+});

@@ -4,55 +4,65 @@
  * `boundedStep`) on f32 columns. Every float operation goes through softfloat.wgsl.ts, in the
  * order the CPU declaration performs it, so each output's bits equal the CPU's on every adapter.
  * Columns are bound as array<u32> (their bit patterns); parameters are passed as f32 bit patterns.
- * Bindings follow dispatch.ts, with CSR targets split as in kernels.wgsl.ts.
+ * A call stays on the CPU for f64 columns or a parameter the software f32 does not take (it takes
+ * finite f32 values; eps may also be infinite).
  */
 import { RNG_WGSL } from './rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from './softfloat.wgsl.ts';
-import { ROW, SPLIT_TARGETS, perParts } from './kernels.wgsl.ts';
+import { ROW } from './kernels.wgsl.ts';
 import { WORKGROUP } from './dispatch.ts';
+import { wgslKernel } from './wgslKernel.ts';
 
 const ARITHMETIC = `${RNG_WGSL}\n${SOFTFLOAT_WGSL}`;
 
-/** Bindings and entry of the CSR opinion kernels: offsets, split targets, x, out; row v. */
-const CSR_OPINION_MAIN = (parts: number) => /* wgsl */ `
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<i32>;
-${SPLIT_TARGETS(2, parts)}
-@group(0) @binding(${2 + parts}) var<storage, read> x: array<u32>;
-@group(0) @binding(${3 + parts}) var<storage, read_write> out: array<u32>;
+/** Finite as an f32 (the parameters the software f32 takes). */
+const finite32 = (v: unknown) => typeof v === 'number' && Number.isFinite(Math.fround(v));
+
+/** Entry of the CSR opinion kernels: row v. */
+const CSR_OPINION_MAIN = /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}`;
 
 /**
  * segmentMean, f32: s = w x[v] then s += x[u] over the row in order, out[v] = s / (w + deg) when
- * that is > 0, else x[v]. Parameters: part, then w (selfWeight) as f32 bits.
+ * that is > 0, else x[v]; w (selfWeight) as f32 bits.
  */
-export const SEGMENT_MEAN_F32_WGSL = perParts((parts) => /* wgsl */ `
+export const segmentMeanGpu = wgslKernel({
+  params: { selfWeight: 'f32' },
+  bind: { targets: 'split' },
+  narrow: { x: 'f32', out: 'f32' },
+  body: () => /* wgsl */ `
 ${ARITHMETIC}
-struct Params { rows: u32, stride: u32, part: u32, self_weight: u32 }
-${CSR_OPINION_MAIN(parts)}
+${CSR_OPINION_MAIN}
   let lo = u32(offsets[v]);
   let hi = u32(offsets[v + 1u]);
   var s = f_mul(p.self_weight, x[v]);
   for (var j = lo; j < hi; j++) { s = f_add(s, x[u32(tgt(j))]); }
   let w = f_add(p.self_weight, f_from_u32(hi - lo));
   out[v] = select(x[v], f_div(s, w), f_lt(0u, w));
-}`);
+}`,
+  build(a, rows) {
+    if (a.offsets.length < rows + 1 || a.x === a.out || !finite32(a.selfWeight)) return undefined;
+    return { gridRows: rows };
+  },
+});
 
 /**
  * segmentBoundedMean, f32: over the row in order, d = x[u] - x[v] and, when -eps <= d <= eps
  * (strict: -eps < d < eps), s += x[u] and c += 1, starting from s = x[v], c = 1 when self = 1;
- * out[v] = s / c, or x[v] when c = 0. Parameters: part, eps as f32 bits, self, strict.
+ * out[v] = s / c, or x[v] when c = 0; eps as f32 bits.
  */
-export const SEGMENT_BOUNDED_MEAN_F32_WGSL = perParts((parts) => /* wgsl */ `
+export const segmentBoundedMeanGpu = wgslKernel({
+  params: { eps: 'f32', self: 'bool', strict: 'bool' },
+  bind: { targets: 'split' },
+  body: () => /* wgsl */ `
 ${ARITHMETIC}
-struct Params { rows: u32, stride: u32, part: u32, eps: u32, self_in: u32, strict: u32 }
-${CSR_OPINION_MAIN(parts)}
+${CSR_OPINION_MAIN}
   let xv = x[v];
   let neg_eps = p.eps ^ F_SIGN;
-  var s = select(0u, xv, p.self_in != 0u);
-  var c = select(0u, 1u, p.self_in != 0u);
+  var s = select(0u, xv, p.self_ != 0u);
+  var c = select(0u, 1u, p.self_ != 0u);
   let lo = u32(offsets[v]);
   let hi = u32(offsets[v + 1u]);
   for (var j = lo; j < hi; j++) {
@@ -66,19 +76,21 @@ ${CSR_OPINION_MAIN(parts)}
     }
   }
   out[v] = select(xv, f_div(s, f_from_u32(c)), c > 0u);
-}`);
+}`,
+  build(a, rows) {
+    if (a.offsets.length < rows + 1 || a.x === a.out || Number.isNaN(a.eps)) return undefined;
+    return { gridRows: rows };
+  },
+});
 
 /**
  * boundedStep, f32: j = partner[i]; d = x[j] - x[i]; out[i] = x[i] + mu d when -eps < d < eps,
- * else x[i] (and x[i] when j < 0). Parameters: eps and mu as f32 bits.
+ * else x[i] (and x[i] when j < 0); eps and mu as f32 bits.
  */
-export const BOUNDED_STEP_F32_WGSL = /* wgsl */ `
+export const boundedStepGpu = wgslKernel({
+  params: { eps: 'f32', mu: 'f32' },
+  body: () => /* wgsl */ `
 ${ARITHMETIC}
-struct Params { rows: u32, stride: u32, eps: u32, mu: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<u32>;
-@group(0) @binding(2) var<storage, read> partner: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
@@ -90,9 +102,9 @@ ${ROW}
     if (f_lt(d, p.eps) && f_lt(p.eps ^ F_SIGN, d)) { r = f_add(xi, f_mul(p.mu, d)); }
   }
   out[v] = r;
-}`;
-
-/** The bits of Math.fround(v), as the shaders' f32 parameters. */
-export function f32Bits(v: number): number {
-  return new Uint32Array(Float32Array.of(v).buffer)[0];
-}
+}`,
+  build(a, rows) {
+    if (a.x === a.out || !finite32(a.mu) || Number.isNaN(a.eps)) return undefined;
+    return { gridRows: rows };
+  },
+});

@@ -1,7 +1,7 @@
 /**
  * IEEE-754 binary64 arithmetic in WGSL integer operations, for the few f64 values the device must
  * reproduce bit for bit:
- * - `d_mul`: the post base scores (recsys/gpuKernels.ts `baseScores`), products of f64 table values
+ * - `d_mul`: the post base scores (recsys/baseScores.wgsl.ts), products of f64 table values
  *   and an f32 rank multiplier rounded to nearest even at 53 bits, as the CPU's f64 product is, then
  *   to f32 as Math.fround rounds (subnormals kept; double rounding reproduced, not avoided: the CPU
  *   rounds twice too);

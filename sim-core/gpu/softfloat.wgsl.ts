@@ -12,7 +12,8 @@
  * "When is double rounding innocuous?", SIGNUM Newsletter 30(3), 1995).
  *
  * Inputs are finite; an infinite or NaN input gives an unspecified finite or infinite result
- * (opinions and model parameters are checked finite before a call comes here; gpuKernels.ts).
+ * (opinions and model parameters are checked finite by the kernels' WGSL builders before a call
+ * comes here).
  *
  * Working format: a significand m with its leading one at bit 29 (23 fraction bits, then 6 bits
  * below the last place, the lowest holding a sticky bit) and a biased exponent e >= 1.

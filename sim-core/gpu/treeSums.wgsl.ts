@@ -15,7 +15,8 @@ import { RNG_WGSL } from './rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from './softfloat.wgsl.ts';
 import { SOFTF64_WGSL } from './softf64.wgsl.ts';
 import { WORKGROUP } from './dispatch.ts';
-import { TREE_BLOCK, TREE_BLOCKS, TREE_GROUP } from '../treeSums.ts';
+import { TREE_BLOCK, TREE_BLOCKS, TREE_GROUP } from '../treeShape.ts';
+import { wgslKernel, type GpuArgs } from './wgslKernel.ts';
 
 // One invocation a block: the workgroup is the CPU's group.
 if (TREE_BLOCKS !== WORKGROUP) throw new Error(`treeSums.wgsl.ts: ${TREE_BLOCKS} blocks a group, ${WORKGROUP} invocations a workgroup`);
@@ -45,14 +46,21 @@ const TREE = (arrays: string[]) => {
   return steps.join('\n');
 };
 
-const HEAD = `${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTF64_WGSL}
-struct Params { rows: u32, stride: u32, n: u32, groups: u32, c_hi: u32, c_lo: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<u32>;
-@group(0) @binding(2) var<storage, read_write> result: array<u32>;`;
+const HEAD = `${RNG_WGSL}\n${SOFTFLOAT_WGSL}\n${SOFTF64_WGSL}`;
 
-/** treeSum. Parameters: n, groups. */
-export const TREE_SUM_WGSL = /* wgsl */ `${HEAD}
+/** The grid: one workgroup per group of TREE_GROUP rows. */
+function groupsOf(a: GpuArgs, rows: number) {
+  if (a.x.length < rows) return undefined;
+  const groups = Math.ceil(rows / TREE_GROUP);
+  return { gridRows: groups * WORKGROUP, words: { n: rows, groups } };
+}
+
+/** treeSum. Words: n (rows), groups. */
+export const treeSumGpu = wgslKernel({
+  narrow: { x: 'f32' },
+  words: ['n', 'groups'],
+  result: 'plain',
+  body: () => /* wgsl */ `${HEAD}
 var<workgroup> sums: array<D, ${WORKGROUP}>;
 var<workgroup> lows: array<u32, ${WORKGROUP}>;
 var<workgroup> highs: array<u32, ${WORKGROUP}>;
@@ -101,10 +109,20 @@ ${TREE(['sums'])}
     result[o + 2u] = key_bits(lo_all);
     result[o + 3u] = key_bits(hi_all);
     result[o + 4u] = atomicLoad(&bad);
-  }`)}`;
+  }`)}`,
+  build(a, rows) {
+    const g = groupsOf(a, rows);
+    return g && { ...g, resultWords: g.words.groups * TREE_SUM_WORDS, finish: treeSumValues };
+  },
+});
 
-/** treeCentralSums. Parameters: n, groups, then c as f64 words (high, low). */
-export const TREE_CENTRAL_WGSL = /* wgsl */ `${HEAD}
+/** treeCentralSums. Words: n (rows), groups; c as f64 words. */
+export const treeCentralSumsGpu = wgslKernel({
+  params: { c: 'f64' },
+  narrow: { x: 'f32' },
+  words: ['n', 'groups'],
+  result: 'plain',
+  body: () => /* wgsl */ `${HEAD}
 var<workgroup> s1: array<D, ${WORKGROUP}>;
 var<workgroup> s2: array<D, ${WORKGROUP}>;
 var<workgroup> s3: array<D, ${WORKGROUP}>;
@@ -143,17 +161,20 @@ ${TREE(['s1', 's2', 's3', 's4'])}
     result[o + 5u] = w3.y;
     result[o + 6u] = w4.x;
     result[o + 7u] = w4.y;
-  }`)}`;
+  }`)}`,
+  build(a, rows) {
+    // The centre as an f64 the software f64 takes: finite, normal or zero.
+    const c = a.c as number;
+    if (!Number.isFinite(c) || (c !== 0 && Math.abs(c) < 2 ** -1022)) return undefined;
+    const g = groupsOf(a, rows);
+    return g && { ...g, resultWords: g.words.groups * TREE_CENTRAL_WORDS, finish: treeCentralValues };
+  },
+});
 
 const f64 = new Float64Array(1);
 const f64w = new Uint32Array(f64.buffer);
 const f32 = new Float32Array(1);
 const f32w = new Uint32Array(f32.buffer);
-/** An f64's words, high first. */
-export function f64Words(v: number): [number, number] {
-  f64[0] = v;
-  return [f64w[1], f64w[0]];
-}
 const fromF64 = (hi: number, lo: number) => ((f64w[1] = hi), (f64w[0] = lo), f64[0]);
 const fromF32 = (bits: number) => ((f32w[0] = bits), f32[0]);
 

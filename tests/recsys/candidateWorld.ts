@@ -8,7 +8,8 @@
 import type { Executor } from '../../sim-core/exec.ts';
 import { hash } from '../../sim-core/rng.ts';
 import { sharedArray } from '../../sim-core/table.ts';
-import { kernels as K, topWidth, TOP_WORDS } from '../../recsys/candidateKernels.ts';
+import { kernels as K } from '../../recsys/candidateKernels.ts';
+import { topWidth, TOP_WORDS } from '../../recsys/topLists.ts';
 
 const BASES = [0.5, 1, 1.5, 3.25, -0.75, 0, -0, 1e-40, (2 ** 24 - 1) / 2 ** 24, 0.1, 7.000001];
 const LIKES = [0, 0, 0, 1, 5, 2 ** 30 + 3, 2 ** 31 - 2];

@@ -14,7 +14,6 @@ import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { KIND, PostTable } from '../../../platform/posts.ts';
 import { PostRecords } from '../../../recsys/records.ts';
 import { RANKER } from '../../recsys/rankerCodes.ts';
-import '../../../recsys/gpuKernels.ts';
 import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { RNG_WGSL } from '../../../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';

@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../../sim-core/cpuExecutor.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { RANKER } from '../../recsys/rankerCodes.ts';
-import '../../../recsys/gpuKernels.ts';
 import { candidateLists, candidateWorld } from '../../recsys/candidateWorld.ts';
 import { gpuOrSkip } from '../../gpuHelpers.ts';
 

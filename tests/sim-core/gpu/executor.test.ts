@@ -19,7 +19,7 @@ import { barabasiAlbert } from '../../../graph/generators.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { openGpu } from '../../../sim-core/gpu/device.ts';
-import { splitParts } from '../../../sim-core/gpu/kernels.wgsl.ts';
+import { splitParts } from '../../../sim-core/gpu/wgslKernel.ts';
 import { gpuKernelFor } from '../../../sim-core/gpu/gpuKernels.ts';
 import { runScenario } from '../../../runner/run/runScenario.ts';
 import { loadScenario } from '../../../runner/run/loadScenario.ts';

@@ -10,7 +10,7 @@ import { hash, keyOf, streamOf } from '../../../sim-core/rng.ts';
 import { sharedArray } from '../../../sim-core/table.ts';
 import { barabasiAlbert, erdosRenyi } from '../../../graph/generators.ts';
 import { RNG_WGSL, keyWords } from '../../../sim-core/gpu/rng.wgsl.ts';
-import { GATHER_NEIGHBOR_U8_WGSL, GATHER_U8_WGSL, SAMPLE_NEIGHBOR_WGSL } from '../../../sim-core/gpu/kernels.wgsl.ts';
+import { shaderOf } from '../../../sim-core/gpu/gpuKernels.ts';
 import { createTable } from '../../../sim-core/table.ts';
 import { runStep, type World } from '../../../sim-core/phase.ts';
 import { voter } from '../../../models/opinion.ts';
@@ -66,7 +66,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
         const key = keyOf(9, streamOf('voter'), step);
         const cpu = sharedArray('i32', n);
         await exec.run(K.sampleNeighbor, { offsets, targets, out: cpu, key }, n);
-        const got = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL(PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
+        const got = new Int32Array(await runPass(gpu!, shaderOf(K.sampleNeighbor, '', PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
         let first = -1;
         for (let v = 0; v < n && first < 0; v++) if (got[v] !== cpu[v]) first = v;
         expect(first, `${name}, step ${step}: first differing row ${first} (gpu ${got[first]}, cpu ${cpu[first]})`).toBe(-1);
@@ -77,7 +77,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
         const cpuBytes = sharedArray('u8', n);
         await exec.run(K.gatherNeighbor, { offsets, targets, src: values, out: cpuBytes, key }, n);
         const words = Math.ceil(n / 4);
-        const gotBytes = new Uint8Array(await runPass(gpu!, GATHER_NEIGHBOR_U8_WGSL(PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), values], outputBytes: words * 4 }));
+        const gotBytes = new Uint8Array(await runPass(gpu!, shaderOf(K.gatherNeighbor, '', PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), values], outputBytes: words * 4 }));
         expect(Buffer.from(gotBytes.subarray(0, n)).equals(Buffer.from(cpuBytes)), `${name}, step ${step}: gatherNeighbor`).toBe(true);
         expect(Array.from(gotBytes.subarray(n))).toEqual(Array.from({ length: words * 4 - n }, () => 0));
       }
@@ -97,7 +97,7 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     const cpu = sharedArray('u8', n);
     await exec.run(K.gather, { out: cpu, src, index }, n);
     const words = Math.ceil(n / 4);
-    const got = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [src, index], outputBytes: words * 4 }));
+    const got = new Uint8Array(await runPass(gpu!, shaderOf(K.gather, 'u8'), { rows: words, params: [n], inputs: [src, index], outputBytes: words * 4 }));
     expect(Buffer.from(got.subarray(0, n)).equals(Buffer.from(cpu))).toBe(true);
     expect(Array.from(got.subarray(n))).toEqual([0]);
   });
@@ -141,9 +141,9 @@ describe.skipIf(!gpu)(`WGSL kernels on WebGPU (${gpu?.adapter})`, () => {
     const words = Math.ceil(n / 4);
     for (let step = 0; step < 10; step++) {
       const key = keyOf(world.seed, streamOf('voter'), step);
-      const partner = new Int32Array(await runPass(gpu!, SAMPLE_NEIGHBOR_WGSL(PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
-      const twoPass = new Uint8Array(await runPass(gpu!, GATHER_U8_WGSL, { rows: words, params: [n], inputs: [votes, partner], outputBytes: words * 4 })).slice(0, n);
-      votes = new Uint8Array(await runPass(gpu!, GATHER_NEIGHBOR_U8_WGSL(PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), votes], outputBytes: words * 4 })).slice(0, n);
+      const partner = new Int32Array(await runPass(gpu!, shaderOf(K.sampleNeighbor, '', PARTS), { rows: n, params: [WHOLE, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets)], outputBytes: n * 4 }));
+      const twoPass = new Uint8Array(await runPass(gpu!, shaderOf(K.gather, 'u8'), { rows: words, params: [n], inputs: [votes, partner], outputBytes: words * 4 })).slice(0, n);
+      votes = new Uint8Array(await runPass(gpu!, shaderOf(K.gatherNeighbor, '', PARTS), { rows: words, params: [WHOLE, n, ...keyWords(key)], inputs: [offsets as Int32Array, ...unsplit(targets), votes], outputBytes: words * 4 })).slice(0, n);
       await runStep(world, phases, step);
       const cpu = world.agents.columns.vote as Uint8Array;
       expect(Buffer.from(votes).equals(Buffer.from(cpu)), `step ${step}`).toBe(true);

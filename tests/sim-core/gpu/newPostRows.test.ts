@@ -15,7 +15,6 @@ import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { runPass } from '../../../sim-core/gpu/dispatch.ts';
 import { kernels as K } from '../../../recsys/kernels.ts';
 import { kernels as PB } from '../../../platform/postBatch.ts';
-import '../../../platform/gpuKernels.ts';
 import { quantise } from '../../../recsys/recommender.ts';
 import { QUANTISE_WGSL } from '../../../recsys/recordStatics.wgsl.ts';
 import { gpuOrSkip, rowShader } from '../../gpuHelpers.ts';

@@ -1,5 +1,5 @@
 /**
- * The social platform's WGSL kernels (platform/gpuKernels.ts) against their CPU declarations
+ * The social platform's WGSL kernels (platform/kernels.wgsl.ts) against their CPU declarations
  * (platform/kernels.ts), byte for byte, through the webgpu executor. Skips with one line when no
  * adapter exists.
  */
@@ -14,9 +14,9 @@ import { SOFTFLOAT_WGSL } from '../../../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../../../sim-core/gpu/softmath.wgsl.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { kernels as core } from '../../../sim-core/kernels.ts';
-import { POISSON_COUNT_WGSL } from '../../../platform/gpuKernels.ts';
-import { A, SOCIAL_PROOF, attentionTable, kernels as K, maxEventsFor, poissonCount32 } from '../../../platform/kernels.ts';
-import '../../../platform/gpuAct.ts';
+import { POISSON_COUNT_WGSL } from '../../../platform/kernels.wgsl.ts';
+import { SOCIAL_PROOF, attentionTable, kernels as K, poissonCount32 } from '../../../platform/kernels.ts';
+import { A, maxEventsFor } from '../../../platform/events.ts';
 import { NPARAMS, P } from '../../../platform/behaviour.ts';
 import { normalisedProfiles } from '../../../platform/phases.ts';
 import { gpuOrSkip, opsShader, runOps } from '../../gpuHelpers.ts';

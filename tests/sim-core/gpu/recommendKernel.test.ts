@@ -11,7 +11,6 @@ import { createPairSet, pairSetAdd } from '../../../sim-core/pairSet.ts';
 import { GpuExecutor } from '../../../sim-core/gpu/executor.ts';
 import { kernels as K } from '../../../recsys/kernels.ts';
 import { RANKER } from '../../recsys/rankerCodes.ts';
-import '../../../recsys/gpuKernels.ts';
 import { FLAG } from '../../../platform/posts.ts';
 import { gpuOrSkip } from '../../gpuHelpers.ts';
 

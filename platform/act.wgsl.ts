@@ -1,12 +1,14 @@
 /**
- * The act kernel (platform/kernels.ts) in WGSL, registered with the webgpu executor: one invocation
+ * The act kernel (platform/kernels.ts, which attaches this version to it) in WGSL: one invocation
  * per active user, the same draws and the same float32 products as the CPU declaration, each
  * operation through the software f32 of sim-core/gpu/softfloat.wgsl.ts, so the events are the same
  * bytes (tests/sim-core/gpu/platformKernels.test.ts).
  *
  * Bindings: the 24 read-only arrays as one pack (`inp`, at word offsets `o_*`), the followee
  * targets split into as many ranges as the adapter's storage buffers per shader leave
- * (SPLIT_TARGETS, 3 at WebGPU's default of 8), the three event arrays and a result word (events).
+ * (SPLIT_TARGETS, 3 at WebGPU's default of 8), the three event arrays and a result word (events);
+ * the pack's members follow the spec's order, whose first, `interest`, is a column that stays (the
+ * executor keeps a pack's buffer per kernel and first member).
  * Each user's action bytes are whole words of its own (maxEventsFor rounds the slots to 4), so it
  * writes them without atomics; the u16 event counts of two users share a word and are written with
  * atomic and/or.
@@ -19,71 +21,30 @@
  * words. Under those bounds every product is finite. The attention table must cover every post's
  * age (the act phase sizes it so; the CPU kernel throws otherwise, the GPU reads its last entry).
  */
-import { EXACT_BELOW, maxDegree, packBytes, packOffsets, registerGpuKernel, typedArgs } from '../sim-core/gpu/gpuKernels.ts';
-import { RNG_WGSL, keyWords } from '../sim-core/gpu/rng.wgsl.ts';
+import { EXACT_BELOW, maxDegree, packBytes } from '../sim-core/gpu/gpuKernels.ts';
+import { RNG_WGSL } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
 import { SOFTMATH_WGSL } from '../sim-core/gpu/softmath.wgsl.ts';
-import { f32Bits } from '../sim-core/gpu/opinionKernels.wgsl.ts';
-import { ROW, SPLIT_TARGETS, perParts } from '../sim-core/gpu/kernels.wgsl.ts';
+import { ROW } from '../sim-core/gpu/kernels.wgsl.ts';
 import { WORKGROUP } from '../sim-core/gpu/dispatch.ts';
+import { f32Bits, wgslKernel } from '../sim-core/gpu/wgslKernel.ts';
 import { NPARAMS, P } from './behaviour.ts';
-import { A, MAX_POSTS_PER_STEP, kernels as K } from './kernels.ts';
-import { POISSON_COUNT_WGSL } from './gpuKernels.ts';
+import { A, MAX_POSTS_PER_STEP } from './events.ts';
+import { FLAG } from './posts.ts';
+import { POISSON_COUNT_WGSL } from './kernels.wgsl.ts';
 
-/** The pack's members, in order (the first a column that stays: the pack's buffer is kept per kernel and first member). */
-const PACKED = [
-  'interest',
-  'opinion',
-  'archetype',
-  'activity',
-  'offsets',
-  'behaviour',
-  'followers',
-  'sessions',
-  'attention',
-  'socialProof',
-  'active',
-  'feed',
-  'feedFlags',
-  'feedLen',
-  'author',
-  'stance',
-  'likes',
-  'dislikes',
-  'reposts',
-  'flags',
-  'novelty',
-  'treatVote',
-  'topic',
-  'postStep',
-] as const;
-/**
- * Arrays the host rewrites between calls unannounced: the behaviour table (interventions and
- * archetype rounds). The post columns and follower counts the host writes are announced
- * (platform/state.ts announceHostWrites), so only their new rows go up.
- */
-const HOST = ['behaviour'] as const;
-
-const PARAMS = ['feed_size', 'base', 'dim', 'max_events', 'key_lo', 'key_hi', 'activity_ref', 'post_exponent', 'step', 'label_like', 'label_reshare', 'label_report', 'herding', 'correction', 'vote_scale', 'novelty_weight', 'att_len', 'sp_len'];
+/** The read-only arrays bound in the pack (all but the split targets), in the spec's order. */
+const PACKED = ['interest', 'opinion', 'archetype', 'activity', 'offsets', 'behaviour', 'followers', 'sessions', 'attention', 'socialProof', 'active', 'feed', 'feedFlags', 'feedLen', 'author', 'stance', 'likes', 'dislikes', 'reposts', 'flags', 'novelty', 'treatVote', 'topic', 'postStep'] as const;
 
 /**
- * The act shader for `parts` ranges of followee targets; with `topicApart`, the posts' topics are
- * bound on their own instead of in the pack (see the builder below).
+ * The act shader's body; with `topicApart`, the posts' topics are bound on their own instead of in
+ * the pack (see the builder below).
  */
-const actWgsl = (parts: number, topicApart: boolean) => /* wgsl */ `
+const actWgsl = (topicApart: boolean) => /* wgsl */ `
 ${RNG_WGSL}
 ${SOFTFLOAT_WGSL}
 ${SOFTMATH_WGSL}
 ${POISSON_COUNT_WGSL}
-struct Params { rows: u32, stride: u32, part: u32, ${PARAMS.map((x) => `${x}: u32`).join(', ')}, ${PACKED.map((x) => `o_${x}: u32`).join(', ')} }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> inp: array<u32>;
-${SPLIT_TARGETS(2, parts)}
-${topicApart ? `@group(0) @binding(${2 + parts}) var<storage, read> topic: array<u32>;` : ''}
-@group(0) @binding(${2 + apart(topicApart) + parts}) var<storage, read_write> ev_action: array<u32>;
-@group(0) @binding(${3 + apart(topicApart) + parts}) var<storage, read_write> ev_target: array<i32>;
-@group(0) @binding(${4 + apart(topicApart) + parts}) var<storage, read_write> ev_count: array<atomic<u32>>;
-@group(0) @binding(${5 + apart(topicApart) + parts}) var<storage, read_write> result: array<atomic<u32>>;
 const F_HALF = 0x3f000000u;
 const F_ONE_HALF = 0x3fc00000u;
 const F_TWO = 0x40000000u;
@@ -136,7 +97,7 @@ ${ROW}
   let x = inp[p.o_opinion + u];
   let n = b8(p.o_sessions, u);
   var ne = 0u;
-  let len = b8(p.o_feedLen, k);
+  let len = b8(p.o_feed_len, k);
   var d = 0u;
   var best_follow = -1;
   var best_followers = -1;
@@ -153,12 +114,12 @@ ${ROW}
     let m05 = f_add(F_HALF, f_mul(f_add(F_ONE, dot), F_HALF));
     let c = i32_at(p.o_likes, r) + 2 * i32_at(p.o_reposts, r);
     var sp1 = F_TWO;
-    if (c >= 0 && u32(c) < p.sp_len) { sp1 = f_add(F_ONE, inp[p.o_socialProof + u32(c)]); }
-    let followed = b8(p.o_feedFlags, k * p.feed_size + s) == 1u;
-    let flagged = (b8(p.o_flags, r) & 6u) != 0u;
+    if (c >= 0 && u32(c) < p.sp_len) { sp1 = f_add(F_ONE, inp[p.o_social_proof + u32(c)]); }
+    let followed = b8(p.o_feed_flags, k * p.feed_size + s) == 1u;
+    let flagged = (b8(p.o_flags, r) & ${FLAG.factCheck | FLAG.reported}u) != 0u;
     let l_like = select(F_ONE, p.label_like, flagged);
     let l_share = select(F_ONE, p.label_reshare, flagged);
-    let treat = i32(b8(p.o_treatVote, r) << 24u) >> 24u;
+    let treat = i32(b8(p.o_treat_vote, r) << 24u) >> 24u;
     var g = f_div(f_from_i32(i32_at(p.o_likes, r) - i32_at(p.o_dislikes, r) + treat), p.vote_scale);
     if (f_lt(F_ONE, g)) { g = F_ONE; } else if (f_lt(g, F_ONE | F_SIGN)) { g = F_ONE | F_SIGN; }
     var up = f_sub(F_ONE, f_mul(p.correction, g));
@@ -170,7 +131,7 @@ ${ROW}
     if ((novelty & F_ABS) != 0u) { nov = f_exp(f_mul(p.novelty_weight, novelty)); }
     let ag1 = f_sub(F_ONE, agree);
     let dis = f_mul(f_mul(ag1, ag1), F_FOUR);
-    let age = min(u32(i32(p.step) - i32_at(p.o_postStep, r)), p.att_len - 1u);
+    let age = min(u32(i32(p.step) - i32_at(p.o_post_step, r)), p.att_len - 1u);
     let att = inp[p.o_attention + age];
     let p_like = f_mul(f_mul(f_mul(f_mul(f_mul(f_mul(att, inp[pb + ${P.like}u]), f_add(F_HALF, agree)), m05), sp1), l_like), up);
     if (uniform_below(draw(u, d), in_sessions(clamp01(p_like), n))) {
@@ -233,108 +194,42 @@ ${ROW}
   atomicOr(&ev_count[k >> 1u], ne << sh);
   if (ne > 0u) { atomicAdd(&result[0], ne); }
 }`;
-const apart = (topicApart: boolean) => (topicApart ? 1 : 0);
-export const ACT_WGSL = perParts((parts) => actWgsl(parts, false));
-const ACT_TOPIC_APART_WGSL = perParts((parts) => actWgsl(parts, true));
-/** The topics' slot in the pack when they are bound on their own. */
-const NO_TOPIC = new Float32Array(0);
-
 /** Within [0, 1e4] as a float32: a factor whose products stay finite (see above). */
 const bounded = (v: unknown) => typeof v === 'number' && Math.fround(v) >= 0 && Math.fround(v) <= 1e4;
 
-registerGpuKernel(K.act, (a, rows, plan) => {
-  const arr = a as Record<string, ArrayBufferView>;
-  const types = {
-    interest: Float32Array,
-    opinion: Float32Array,
-    archetype: Uint16Array,
-    activity: Float32Array,
-    offsets: Int32Array,
-    behaviour: Float32Array,
-    followers: Int32Array,
-    sessions: Uint8Array,
-    attention: Float32Array,
-    socialProof: Float32Array,
-    active: Int32Array,
-    feed: Int32Array,
-    feedFlags: Uint8Array,
-    feedLen: Uint8Array,
-    author: Int32Array,
-    stance: Float32Array,
-    likes: Int32Array,
-    dislikes: Int32Array,
-    reposts: Int32Array,
-    flags: Uint8Array,
-    novelty: Float32Array,
-    treatVote: Int8Array,
-    topic: Float32Array,
-    postStep: Int32Array,
-    targets: Int32Array,
-    evAction: Uint8Array,
-    evTarget: Int32Array,
-    evCount: Uint16Array,
-  };
-  if (!typedArgs(a, types)) return undefined;
-  const offsets = arr.offsets as Int32Array;
-  const behaviour = arr.behaviour as Float32Array;
-  const attention = arr.attention as Float32Array;
-  const maxEvents = a.maxEvents as number;
-  if (maxEvents % 4 !== 0 || (arr.evCount as Uint16Array).length < rows || attention.length === 0 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
-  if (!behaviour.every(bounded) || !attention.every(bounded)) return undefined;
-  if (![a.labelLike, a.labelReshare, a.labelReport, a.herding, a.correction].every(bounded)) return undefined;
-  const voteScale = Math.fround(a.voteScale as number);
-  const noveltyWeight = Math.fround(a.noveltyWeight as number);
-  const activityRef = Math.fround(a.activityRef as number);
-  const postExponent = Math.fround(a.postExponent as number);
-  if (!(voteScale >= 1e-30 && voteScale <= 1e30) || !(Math.abs(noveltyWeight) <= 8) || !(activityRef >= 1e-30 && activityRef <= 1e30) || !Number.isFinite(postExponent)) return undefined;
-  // The posts' topics (64 bytes a post: 1.5 GB in a full 48-hour window at 10M agents) go in the
-  // pack while it fits one binding; past that they are bound on their own (an empty array holds
-  // their slot in the pack), which costs a storage binding, one range of the targets fewer. Bound
-  // apart, only the rows in use are: at 10M agents the table's capacity (2^25 rows, 2 GiB of
-  // topics) passes NVIDIA's binding limit (2 GiB - 4) while its ~29M rows do not.
-  const full = PACKED.map((k) => arr[k] as Float32Array);
-  const topicApart = packBytes(full) > plan.partBytes;
-  const pack = topicApart ? full.map((x) => (x === arr.topic ? NO_TOPIC : x)) : full;
-  // Beside the pack, the topics (when apart), the three event arrays and the result word.
-  const parts = plan.partsBeside(5 + apart(topicApart));
-  if (parts < 1) return undefined;
-  const f32 = (k: string) => f32Bits(a[k] as number);
-  const params = [
-    plan.partBytes / 4,
-    a.feedSize as number,
-    a.base as number,
-    a.dim as number,
-    maxEvents,
-    ...keyWords(a.key as number),
-    f32Bits(activityRef),
-    f32Bits(postExponent),
-    a.step as number,
-    f32('labelLike'),
-    f32('labelReshare'),
-    f32('labelReport'),
-    f32('herding'),
-    f32('correction'),
-    f32Bits(voteScale),
-    f32Bits(noveltyWeight),
-    attention.length,
-    (arr.socialProof as Float32Array).length,
-    ...packOffsets(pack),
-  ];
-  const { evAction, evTarget, evCount } = arr as Record<string, Float32Array>;
-  return {
-    shader: topicApart ? ACT_TOPIC_APART_WGSL(parts) : ACT_WGSL(parts),
-    gridRows: rows,
-    params,
-    arrays: [
-      { pack },
-      { split: arr.targets as Int32Array, partBytes: plan.partBytes, parts },
-      ...(topicApart ? [{ split: arr.topic as Float32Array, partBytes: plan.partBytes, parts: 1, bytes: (a.count as number) * (a.dim as number) * 4 }] : []),
-      evAction,
-      evTarget,
-      evCount,
-    ],
-    writes: [evAction, evTarget, evCount],
-    hostTables: HOST.map((k) => arr[k] as Float32Array),
-    resultWords: 1,
-  };
+export const actGpu = wgslKernel({
+  params: { count: 'none', key: 'key', activityRef: 'f32', postExponent: 'f32', labelLike: 'f32', labelReshare: 'f32', labelReport: 'f32', herding: 'f32', correction: 'f32', voteScale: 'f32', noveltyWeight: 'f32' },
+  words: ['att_len', 'sp_len'],
+  variants: ['', 'topicApart'],
+  bind: (variant) => ({ ...Object.fromEntries(PACKED.map((k) => [k, 'pack'])), targets: 'split', evCount: 'atomic', ...(variant === 'topicApart' ? { topic: 'range' } : {}) }),
+  result: 'atomic',
+  body: ({ variant }) => actWgsl(variant === 'topicApart'),
+  build(a, rows, plan) {
+    const { offsets, behaviour, attention, maxEvents } = a;
+    if (maxEvents % 4 !== 0 || a.evCount.length < rows || attention.length === 0 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
+    if (!behaviour.every(bounded) || !attention.every(bounded)) return undefined;
+    if (![a.labelLike, a.labelReshare, a.labelReport, a.herding, a.correction].every(bounded)) return undefined;
+    const voteScale = Math.fround(a.voteScale);
+    const noveltyWeight = Math.fround(a.noveltyWeight);
+    const activityRef = Math.fround(a.activityRef);
+    if (!(voteScale >= 1e-30 && voteScale <= 1e30) || !(Math.abs(noveltyWeight) <= 8) || !(activityRef >= 1e-30 && activityRef <= 1e30) || !Number.isFinite(Math.fround(a.postExponent))) return undefined;
+    // The posts' topics (64 bytes a post: 1.5 GB in a full 48-hour window at 10M agents) go in the
+    // pack while it fits one binding; past that they are bound on their own, which costs a storage
+    // binding, one range of the targets fewer. Bound apart, only the rows in use are: at 10M agents
+    // the table's capacity (2^25 rows, 2 GiB of topics) passes NVIDIA's binding limit (2 GiB - 4)
+    // while its ~29M rows do not.
+    const topicApart = packBytes(PACKED.map((k) => a[k])) > plan.partBytes;
+    return {
+      variant: topicApart ? 'topicApart' : '',
+      gridRows: rows,
+      parts: 'most',
+      words: { att_len: attention.length, sp_len: a.socialProof.length },
+      ...(topicApart ? { bytes: { topic: a.count * a.dim * 4 } } : {}),
+      // The behaviour table is rewritten unannounced (interventions, archetype rounds); the post
+      // columns and follower counts the host writes are announced (platform/state.ts
+      // announceHostWrites), so only their new rows go up.
+      hostTables: ['behaviour'],
+      resultWords: 1,
+    };
+  },
 });
