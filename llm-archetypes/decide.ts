@@ -16,8 +16,7 @@
 import type { ArrowFileAppender, ColumnData } from '../sim-core/io/arrowFile.ts';
 import type { Phase } from '../sim-core/phase.ts';
 import { hash } from '../sim-core/rng.ts';
-import { NPARAMS, P, type BehaviourParam } from '../platform/behaviour.ts';
-import { reapplyOverrides } from '../platform/intervene.ts';
+import { NPARAMS, P, reapplyOverrides, type BehaviourParam } from '../platform/behaviour.ts';
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { ACTIONS } from '../platform/events.ts';
 import { kernels as obsKernels, NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
@@ -246,7 +245,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
         if (valid.length) {
           for (const p of REPLY_PARAMS) B[k * NPARAMS + P[p as BehaviourParam]] = avg[p];
           // Interventions' setParam changes hold from their hour on, whatever the archetype decides.
-          reapplyOverrides(s, k);
+          reapplyOverrides(s.behaviour, s.behaviourOverrides, k);
           updated++;
         }
         const failure = rs.map((r) => r.parsed.failure).find((f) => f !== '') ?? '';

@@ -45,6 +45,30 @@ export function setParam(t: BehaviourTable, archetype: number, p: BehaviourParam
 }
 
 /**
+ * A persistent change of behaviour parameters (the setParam intervention on `behaviour.*`), kept
+ * in the platform state so that it is applied again whenever something rewrites a row of the table
+ * (an LLM archetype round).
+ */
+export interface BehaviourOverride {
+  param: number;
+  /** Archetype rows, or null for all. */
+  archetypes: number[] | null;
+  value?: number;
+  scale?: number;
+}
+
+/** Applies one override to archetype row k: sets the value, or multiplies by the scale. */
+export function applyOverride(t: BehaviourTable, o: BehaviourOverride, k: number): void {
+  const i = k * NPARAMS + o.param;
+  t.values[i] = o.value !== undefined ? o.value : t.values[i] * o.scale!;
+}
+
+/** Applies the overrides that cover archetype row k, in order (after something rewrote the row). */
+export function reapplyOverrides(t: BehaviourTable, overrides: readonly BehaviourOverride[], k: number): void {
+  for (const o of overrides) if (o.archetypes === null || o.archetypes.includes(k)) applyOverride(t, o, k);
+}
+
+/**
  * The offline heuristic policy (not an LLM): plausible rates that depend on the archetype's
  * attributes. More active tiers post more; users with more extreme leanings react more (dislike,
  * repost, report, mute, unfollow) and have narrower confidence bounds and some backfire; older
@@ -96,13 +120,4 @@ export function heuristicBehaviour(o: {
     }
   }
   return t;
-}
-
-/** A persistent change of behaviour parameters (setParam on behaviour.*), re-applied after LLM rounds. */
-export interface BehaviourOverride {
-  param: number;
-  /** Archetype rows, or null for all. */
-  archetypes: number[] | null;
-  value?: number;
-  scale?: number;
 }

@@ -23,7 +23,7 @@ import { activatePhase, actPhase, maintainPhase, updatePhase } from './phases.ts
 import { applyPhase, type StoryOptions } from './applyPhase.ts';
 import type { SocialState } from './state.ts';
 import { intervenePhase } from './intervene.ts';
-import type { Intervention } from './interventions.ts';
+import type { InterventionBase } from './interventions/time.ts';
 
 export interface SocialStepParts {
   /** The feed builder, e.g. recsys's `recommendPhase(s)`. */
@@ -32,8 +32,8 @@ export interface SocialStepParts {
   archetypes?: readonly [Phase, Phase];
   /** A news story posted by chosen accounts at a chosen step. */
   story?: StoryOptions;
-  /** Scheduled interventions (interventions.ts). */
-  interventions?: readonly Intervention[];
+  /** Scheduled interventions (interventions/registry.ts), as the scenario's schema parsed them. */
+  interventions?: readonly InterventionBase[];
 }
 
 /** The ordered phases of one social step. */

@@ -8,7 +8,8 @@ import { heuristicBehaviour } from '../platform/behaviour.ts';
 import { buildSociety, graphSpec } from '../population/buildSociety.ts';
 import { socialStep } from '../platform/socialStep.ts';
 import { createSocialState, socialConfig } from '../platform/state.ts';
-import { checkInterventionTimes, interventionList } from '../platform/interventions.ts';
+import { interventionList } from '../platform/interventions/registry.ts';
+import { checkInterventionTimes } from '../platform/interventions/time.ts';
 import { ACTIVITY_TIERS, populationConfig } from '../population/synthesize.ts';
 import { recommendPhase } from '../recsys/recommend.ts';
 import { checkRankerNames, rankerName } from '../recsys/rankerRegistry.ts';
@@ -37,7 +38,7 @@ export default defineScenario({
         topic: z.number().int().min(0).max(254).default(0),
       })
       .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
-    /** Scheduled changes to the platform (platform/interventions.ts lists the kinds and selectors). */
+    /** Scheduled changes to the platform (platform/interventions/: a file per kind, selectors.ts). */
     interventions: interventionList,
   })
     .superRefine((p, ctx) => checkRankerNames(p.interventions, ctx, ['interventions'])),

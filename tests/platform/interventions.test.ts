@@ -9,7 +9,7 @@ import path from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { socsim, tempDir } from '../runner/cliHelpers.ts';
-import { stepOf } from '../../platform/interventions.ts';
+import { stepOf } from '../../platform/interventions/time.ts';
 
 const tmp = tempDir('socsim-iv-');
 const BASE = ['run', 'social-feed', '--agents', '6000', '--steps', '8', '--seed', '7', '--events', '--quiet', '--set', 'platform.startHour=9'];
