@@ -24,9 +24,9 @@ export { z } from 'zod';
 
 // The social platform's configuration and interventions (scenario `social-feed`).
 export type { SocialConfig } from './platform/state.ts';
-export type { Intervention } from './platform/interventions/registry.ts';
-export type { AgentSelector, PostSelector } from './platform/interventions/selectors.ts';
-/** A study's own intervention kind: one file whose default export is `defineIntervention({...})`, loaded as a plugin. */
+export { registerInterventionKind, type Intervention } from './platform/interventions/registry.ts';
+export { agentSelector, postSelector, type AgentSelector, type PostSelector } from './platform/interventions/selectors.ts';
+/** A study's own intervention kind: one file whose default export is `defineIntervention({...})`. */
 export { defineIntervention, type ApplyContext, type CheckContext, type InterventionKind, type InterventionSpec, type RunContext, type Touched } from './platform/interventions/kind.ts';
 /**
  * A study's own ranker, in a plugin module whose default export is defineRanker({...}); a run
