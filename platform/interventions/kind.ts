@@ -113,6 +113,6 @@ export function defineIntervention<const N extends string, F extends z.ZodRawSha
   if (!NAME.test(spec.name)) throw new InputError(`intervention kind name "${spec.name}" must start with a letter and hold only letters, digits and dashes`);
   const clash = Object.keys(spec.fields).find((f) => f === 'kind' || f in timeFields);
   if (clash) throw new InputError(`intervention kind ${spec.name}: field ${clash} is one every intervention has (kind, hour, step, name); rename it`);
-  const schema = z.strictObject({ kind: z.literal(spec.name), ...timeFields, ...spec.fields } as Shape<N, F>);
+  const schema = z.strictObject({ kind: z.literal(spec.name), ...timeFields, ...spec.fields } as Shape<N, F>).describe(spec.doc);
   return { ...spec, type: 'intervention', schema };
 }

@@ -64,6 +64,8 @@ function walk(s: Json, at: string, out: Line[]): void {
     out.push({ path: at, type: key ? `one of ${key}: ${options.map((o) => JSON.stringify(o.properties?.[key!]?.const)).join(' | ')}` : typeOf(s), def, doc: s.description ?? '' });
     for (const o of options) {
       const tag = key ? `(${key}=${String(o.properties?.[key]?.const)})` : '(option)';
+      // An option's own doc (an intervention kind's paragraph) heads its fields.
+      if (o.description) out.push({ path: `${at}${tag}`, type: 'object', def: '', doc: o.description });
       for (const [k, v] of Object.entries(o.properties ?? {})) if (k !== key) walk(v, `${at}${tag}.${k}`, out);
     }
     return;

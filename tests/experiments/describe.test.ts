@@ -11,7 +11,7 @@ describe('parameterLines', () => {
       interventions: z
         .array(
           z.discriminatedUnion('kind', [
-            z.strictObject({ kind: z.literal('label'), at: z.number().describe('hour') }),
+            z.strictObject({ kind: z.literal('label'), at: z.number().describe('hour') }).describe('labels posts'),
             z.strictObject({ kind: z.literal('remove'), share: z.number().min(0).max(1) }),
           ]),
         )
@@ -24,6 +24,7 @@ describe('parameterLines', () => {
     expect(by['platform.feedSize'].type).toBe('integer (>= 1)');
     expect(by.interventions).toMatchObject({ type: 'array', def: '[]', doc: 'what the platform does, when' });
     expect(by['interventions[]'].type).toBe('one of kind: "label" | "remove"');
+    expect(by['interventions[](kind=label)']).toMatchObject({ type: 'object', doc: 'labels posts' });
     expect(by['interventions[](kind=label).at']).toMatchObject({ type: 'number', doc: 'hour' });
     expect(by['interventions[](kind=remove).share'].type).toBe('number (>= 0, <= 1)');
   });

@@ -118,11 +118,16 @@ describe('socsim run --resume', () => {
   const newest = path.join(damaged, 'checkpoint.bin');
   const previous = path.join(damaged, 'checkpoint.prev.bin');
   const stepOf = (file: string) => readCheckpoint<{ step: number }>(file).meta.step;
-  // 64 bytes set to 0xFF in the middle of a checkpoint (as probed: such a checkpoint was accepted,
-  // and the resume wrote wrong steps, checkpointed them and failed later).
+  // 64 bytes inverted in the middle of a checkpoint (as probed: such a checkpoint was accepted, and
+  // the resume wrote wrong steps, checkpointed them and failed later). Inverted, not set to 0xFF:
+  // the middle may fall in an array of -1s, which setting would leave as it was.
   const flip = (file: string) => {
     const fd = fs.openSync(file, 'r+');
-    fs.writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, Math.floor(fs.fstatSync(fd).size / 2));
+    const at = Math.floor(fs.fstatSync(fd).size / 2);
+    const bytes = Buffer.alloc(64);
+    fs.readSync(fd, bytes, 0, 64, at);
+    for (let i = 0; i < 64; i++) bytes[i] ^= 0xff;
+    fs.writeSync(fd, bytes, 0, 64, at);
     fs.closeSync(fd);
   };
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineIntervention, registerInterventionKind, run, z } from '../../../index.ts';
 import socialFeed from '../../../scenarios/social-feed.ts';
-import { parameterLines } from '../../../runner/describe.ts';
+import { parameterLines } from '../../../runner/cli/describe.ts';
 import { tempDir } from '../../runner/cliHelpers.ts';
 import boost from './study/boost.ts';
 import { col, read, rows } from './runs.ts';
@@ -33,6 +33,7 @@ describe('an intervention kind from a study', () => {
   it('is listed with its fields by describe', () => {
     const lines = new Map(parameterLines(socialFeed.params).map((l) => [l.path, l]));
     expect(lines.get('interventions[]')!.type).toMatch(/"assign" \| "boost"$/);
+    expect(lines.get('interventions[](kind=boost)')!.doc).toBe(boost.doc);
     expect(lines.get('interventions[](kind=boost).factor')!.type).toBe('number (>= 1)');
   });
 
