@@ -4,10 +4,10 @@
  * schema's `interventions` list, `INTERVENTION_KINDS`, the union `socsim describe` lists and the
  * log's dictionary all derive from this list.
  *
- * The list's item schema is a discriminated union built from the kinds registered when a
- * scenario's parameters are first parsed in the process (zod keeps what a lazy schema resolved
- * to), so plugins register before that; registering a new kind later is refused with an error
- * that says so, rather than leaving the kind unknown to the schema.
+ * The list's item schema is a discriminated union built from the kinds registered when a list of
+ * interventions is first parsed in the process (zod keeps what a lazy schema resolved to), so
+ * plugins register before that; registering a new kind later is refused with an error that says
+ * so, rather than leaving the kind unknown to the schema.
  */
 import { z } from 'zod';
 import { InputError } from '../../sim-core/errors.ts';
@@ -31,7 +31,7 @@ type ParsedOf<K> = K extends InterventionKind<infer N, infer F> ? Parsed<N, F> :
 export type Intervention = ParsedOf<(typeof BUNDLED_KINDS)[number]>;
 
 const kinds: AnyInterventionKind[] = [...BUNDLED_KINDS];
-/** Set once a scenario's interventions have been parsed: the union zod holds is then fixed. */
+/** Set once a list of interventions has been parsed: the union zod holds is then fixed. */
 let parsed = false;
 
 /**
@@ -43,7 +43,7 @@ export function registerInterventionKind(kind: AnyInterventionKind): void {
   if (known === kind) return;
   if (kind.type !== 'intervention' || !kind.schema) throw new InputError(`intervention kind ${kind.name}: make it with defineIntervention({ name, doc, fields, apply })`);
   if (known) throw new InputError(`intervention kind "${kind.name}" is already defined (${BUNDLED_KINDS.includes(known as never) ? 'bundled' : 'by another plugin'}); give the plugin's kind another name`);
-  if (parsed) throw new InputError(`intervention kind "${kind.name}" was registered after scenario parameters were parsed in this process; load plugins before the first run`);
+  if (parsed) throw new InputError(`intervention kind "${kind.name}" was registered after a scenario's interventions were parsed in this process; load plugins before the first run that has interventions`);
   kinds.push(kind);
 }
 
@@ -78,7 +78,8 @@ export const interventionList = z
   .array(z.lazy(currentUnion))
   .default([])
   .superRefine((list, ctx) => {
-    parsed = true;
+    // An empty list resolves no item schema, so kinds may still register after it.
+    if (list.length > 0) parsed = true;
     const tags = new Map<string, string>();
     list.forEach((iv, i) => {
       const at = (message: string, field?: string) => ctx.addIssue({ code: 'custom', path: [i, ...(field ? [field] : [])], message });

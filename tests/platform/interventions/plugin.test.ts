@@ -20,7 +20,8 @@ const runWith = (name: string, interventions: unknown[], threads = 1) =>
   run({ scenario: 'social-feed', params: { interventions }, agents: 2000, steps: 5, seed: 3, threads, out: path.join(tmp, name) });
 
 describe('an intervention kind from a study', () => {
-  it('registers once, and refuses another kind under a known name', () => {
+  it('registers once (after a parse without interventions too), and refuses another kind under a known name', () => {
+    socialFeed.params.parse({});
     registerInterventionKind(boost);
     registerInterventionKind(boost);
     const other = defineIntervention({ name: 'boost', doc: 'another', fields: {}, apply: () => ({ posts: 0, agents: 0 }) });
@@ -62,8 +63,8 @@ describe('an intervention kind from a study', () => {
     await expect(runWith('bad', [{ kind: 'bost', step: 1 }])).rejects.toThrow(/interventions\.0\.kind: .*'assign' \| 'boost'/);
   });
 
-  it('cannot be added once scenario parameters were parsed', () => {
+  it('cannot be added once a list of interventions was parsed', () => {
     const late = defineIntervention({ name: 'late', doc: 'too late', fields: {}, apply: () => ({ posts: 0, agents: 0 }) });
-    expect(() => registerInterventionKind(late)).toThrow(/registered after scenario parameters were parsed/);
+    expect(() => registerInterventionKind(late)).toThrow(/registered after a scenario's interventions were parsed/);
   });
 });
