@@ -26,7 +26,11 @@ export { z } from 'zod';
 export type { SocialConfig } from './platform/state.ts';
 export { registerInterventionKind, type Intervention } from './platform/interventions/registry.ts';
 export { agentSelector, postSelector, type AgentSelector, type PostSelector } from './platform/interventions/selectors.ts';
-/** A study's own intervention kind: one file whose default export is `defineIntervention({...})`. */
+/**
+ * A study's own intervention kind, in a plugin module whose default export is
+ * defineIntervention({...}); a run loads it with --plugin FILE (or a scenario's or experiment's
+ * `plugins`), a script may register it with registerInterventionKind.
+ */
 export { defineIntervention, type ApplyContext, type CheckContext, type InterventionKind, type InterventionSpec, type RunContext, type Touched } from './platform/interventions/kind.ts';
 /**
  * A study's own ranker, in a plugin module whose default export is defineRanker({...}); a run

@@ -183,7 +183,7 @@ export async function buildProgram(command?: string): Promise<Command> {
   addLlmOptions(run)
     .option('--params <file>', 'a JSON object of scenario parameter overrides (e.g. an experiment\'s plans/<run>.json), applied before --set and checked like it')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
-    .option('--plugin <file>', 'load a plugin module first, e.g. a study\'s own ranker (export default defineRanker({...})), which --set platform.ranker=NAME then uses (repeatable; recorded for --resume)', collect, [])
+    .option('--plugin <file>', 'load a plugin module first: a study\'s own ranker (export default defineRanker({...})), which --set platform.ranker=NAME then uses, or intervention kind (export default defineIntervention({...})), which interventions then name (repeatable; recorded for --resume)', collect, [])
     .addOption(new Option('--quiet', 'no progress output, and no reading guide after the run (its result and files only)'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
     .action(async (scenarioArg: string | undefined, opts, cmd: Command) => {

@@ -65,7 +65,8 @@ export interface Scenario<S extends z.ZodObject = z.ZodObject> {
   acceptsGraph?: boolean;
   /**
    * Plugin modules (paths relative to the scenario file) loaded with it, before its parameters
-   * are read: e.g. a study's ranker (defineRanker) that its parameters name.
+   * are read: e.g. a study's ranker (defineRanker) or intervention kind (defineIntervention) that
+   * its parameters name.
    */
   plugins?: string[];
   setup(ctx: SetupContext<z.output<S>>): Promise<ScenarioWorld>;

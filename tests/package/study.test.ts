@@ -92,15 +92,35 @@ export default defineRanker({
 });
 `;
 
-/** An experiment whose arms compare the study's ranker with x-interest. */
+/** A study's own intervention kind: a plugin module whose default export is defineIntervention({...}). */
+const BOOST = `import { defineIntervention, postSelector, z } from 'socsim';
+
+export default defineIntervention({
+  name: 'boost',
+  doc: "Matching posts' ranking scores multiplied by factor from then on.",
+  fields: { posts: postSelector, factor: z.number().min(1) },
+  selectors: { posts: 'posts' },
+  apply(iv, ctx) {
+    const rank = ctx.social.posts.cols.rank;
+    return { posts: ctx.eachPost(ctx.matchPosts(iv.posts), (r) => (rank[r] *= iv.factor)), agents: 0 };
+  },
+});
+`;
+
+/** An experiment whose arms compare the study's ranker with x-interest, and boost a story under it. */
 const RANKERS = `import { defineExperiment, metric } from 'socsim';
 
+const story = { kind: 'inject', step: 0, count: 10, stance: 0.6, tag: 'story' };
 export default defineExperiment({
   name: 'rankers',
   description: 'The engagement ranker of the study against x-interest',
   scenario: 'social-feed',
-  plugins: ['../rankers/engagement.ts'],
-  arms: { x: {}, engagement: { platform: { ranker: 'engagement' } } },
+  plugins: ['../rankers/engagement.ts', '../interventions/boost.ts'],
+  arms: {
+    x: {},
+    engagement: { platform: { ranker: 'engagement' } },
+    boosted: { platform: { ranker: 'engagement' }, interventions: [story, { kind: 'boost', step: 1, posts: { tag: 'story' }, factor: 3 }] },
+  },
   seeds: 1,
   defaults: { agents: 2000, steps: 3 },
   outcomes: { posts: metric('posts_original').final() },
@@ -180,9 +200,11 @@ describe('the packed package, outside the checkout', () => {
     expect(m.getChild('heard')!.toArray()).toEqual(m.getChild('ic_active')!.toArray());
   });
 
-  it('a study\'s own ranker (a plugin file) orders the feeds of a run and of an experiment, on 1 and 2 threads alike', () => {
+  it('a study\'s own ranker and intervention kind (plugin files) shape a run and an experiment, on 1 and 2 threads alike', () => {
     fs.mkdirSync(path.join(study, 'rankers'), { recursive: true });
     fs.writeFileSync(path.join(study, 'rankers', 'engagement.ts'), ENGAGEMENT);
+    fs.mkdirSync(path.join(study, 'interventions'), { recursive: true });
+    fs.writeFileSync(path.join(study, 'interventions', 'boost.ts'), BOOST);
     const dirs = [1, 2].map((threads) => {
       const out = path.join('runs', `engagement-${threads}`);
       ok(sh('npx', ['socsim', 'run', 'social-feed', '--plugin', 'rankers/engagement.ts', '--set', 'platform.ranker=engagement', '--set', 'platform.startHour=12', '--agents', '40000', '--steps', '2', '--threads', String(threads), '--out', out, '--quiet'], study));
@@ -193,7 +215,9 @@ describe('the packed package, outside the checkout', () => {
     for (const f of ['posts.arrow', 'metrics.arrow']) expect(fs.readFileSync(path.join(dirs[1], f)).equals(fs.readFileSync(path.join(dirs[0], f))), f).toBe(true);
     fs.writeFileSync(path.join(study, 'experiments', 'rankers.ts'), RANKERS);
     const out = ok(sh('npx', ['socsim', 'experiment', 'experiments/rankers.ts', '--quiet'], study));
-    expect(out).toMatch(/2 runs: 2 ran, 0 already complete, 0 failed/);
+    expect(out).toMatch(/3 runs: 3 ran, 0 already complete, 0 failed/);
+    const log = tableFromIPC(fs.readFileSync(path.join(study, 'runs', 'rankers', 'runs', 'boosted-s1', 'interventions.arrow')));
+    expect(Array.from(log.getChild('kind')!.toArray() as ArrayLike<unknown>)).toEqual(['inject', 'boost']);
   });
 
   it('serves the dashboard of the experiment', async () => {

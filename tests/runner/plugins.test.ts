@@ -106,8 +106,8 @@ export default defineExperiment({
       expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
       return r.stderr.trim();
     };
-    expect(one('none.ts', 'export const x = 1;\n')).toBe('socsim: plugin none.ts has no default export; export default defineRanker({...}) from it');
-    expect(one('other.ts', 'export default { type: "colour" };\n')).toMatch(/^socsim: plugin other\.ts: its default export is not a plugin \(type "colour"\); the plugin types are ranker/);
+    expect(one('none.ts', 'export const x = 1;\n')).toBe('socsim: plugin none.ts has no default export; export default defineRanker({...}) or defineIntervention({...}) from it');
+    expect(one('other.ts', 'export default { type: "colour" };\n')).toMatch(/^socsim: plugin other\.ts: its default export is not a plugin \(type "colour"\); the plugin types are ranker, intervention/);
     expect(one('plain.ts', 'export default 42;\n')).toMatch(/^socsim: plugin plain\.ts: its default export is not a plugin \(type undefined\)/);
     expect(one('badname.ts', `import { defineRanker } from '${API}';\nexport default defineRanker({ name: 'Bad Name', doc: 'x', score: () => 0 });\n`)).toMatch(/^socsim: badname\.ts:2: invalid ranker definition Bad Name: name: use lowercase letters/);
     const unknown = one('engagement.ts', ENGAGEMENT, '--set', 'platform.ranker=engagment');
