@@ -9,6 +9,8 @@ import { z } from 'zod';
 import type { AnyKernel } from '../sim-core/kernel.ts';
 import { InputError } from '../sim-core/errors.ts';
 import type { Recommender } from './recommender.ts';
+import { interventionKinds } from '../platform/interventions/registry.ts';
+import type { InterventionBase } from '../platform/interventions/time.ts';
 import { chronological } from './rankers/chronological.ts';
 import { random } from './rankers/random.ts';
 import { redditHot } from './rankers/redditHot.ts';
@@ -85,13 +87,15 @@ export const rankerName = z
   .describe(`the feed's ranker: ${RANKER_NAMES.join(', ')}, or a plugin's (defineRanker)`);
 
 /**
- * Adds an issue for each ranker an intervention list names that the registry lacks (setRanker's
- * `ranker`, setParam's platform.ranker `value`), at its path under `at`.
+ * Adds an issue for each ranker an intervention list names that the registry lacks (what each
+ * kind's `rankerNamed` says it names: setRanker's `ranker`, setParam's platform.ranker `value`),
+ * at its path under `at`.
  */
-export function checkRankerNames(list: ReadonlyArray<{ kind: string; ranker?: unknown; param?: unknown; value?: unknown }>, ctx: z.RefinementCtx, at: PropertyKey[]): void {
+export function checkRankerNames(list: readonly InterventionBase[], ctx: z.RefinementCtx, at: PropertyKey[]): void {
   list.forEach((iv, i) => {
-    const [field, name] = iv.kind === 'setRanker' ? ['ranker', iv.ranker] : iv.kind === 'setParam' && iv.param === 'platform.ranker' ? ['value', iv.value] : [];
-    const bad = field && unknownRanker(String(name));
+    // An unknown kind (refused by the list's schema) names nothing.
+    const [field, name] = interventionKinds().find((k) => k.name === iv.kind)?.rankerNamed?.(iv as never) ?? [];
+    const bad = field && unknownRanker(name!);
     if (bad) ctx.addIssue({ code: 'custom', path: [...at, i, field!], message: bad });
   });
 }

@@ -71,6 +71,11 @@ export interface InterventionSpec<N extends string, F extends z.ZodRawShape, S e
   selectors?: { readonly [K in keyof F]?: SelectorType };
   /** The field naming the story tag it defines (inject's `tag`): unique in the list, and what post selectors' `tag` may name. */
   definesTag?: keyof F & string;
+  /**
+   * The ranker it names, if any, as [field, name]: the scenario checks the name against recsys/'s
+   * ranker registry (a layer above, which plugins extend).
+   */
+  rankerNamed?(iv: Parsed<N, F>): readonly [field: string, name: string] | undefined;
   /** The treatment groups it defines (posts.arrow `group`), in order. */
   groups?(iv: Parsed<N, F>): readonly string[];
   /** Checks of one intervention that the schema cannot express; `issue` reports one (at `field`). */

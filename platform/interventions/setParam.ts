@@ -50,6 +50,7 @@ export default defineIntervention({
     /** behaviour.* only: the archetypes to change (default all). */
     archetypes: ids.optional(),
   },
+  rankerNamed: (iv) => (iv.param === 'platform.ranker' ? ['value', String(iv.value)] : undefined),
   check(iv, issue) {
     const beh = iv.param.startsWith('behaviour.');
     if (beh && (iv.value === undefined) === (iv.scale === undefined)) issue('behaviour parameters take exactly one of value or scale', 'value');

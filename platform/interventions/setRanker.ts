@@ -9,9 +9,8 @@ export default defineIntervention({
   doc:
     'The feed ranker (platform.ranker) from then on, e.g. a switch to the reverse-chronological feed of followed accounts ' +
     '(Guess et al., Science 2023: a chronological feed for three months on Facebook and Instagram).',
-  // The name is checked against recsys/'s ranker registry (which plugins extend) by the scenario,
-  // a layer above: recsys/rankerRegistry.ts checkRankerNames.
   fields: { ranker: z.string().min(1).describe('a ranker name, as platform.ranker takes') },
+  rankerNamed: (iv) => ['ranker', iv.ranker],
   apply(iv, ctx) {
     ctx.social.cfg.ranker = iv.ranker;
     return { posts: 0, agents: 0 };
