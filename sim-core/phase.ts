@@ -147,10 +147,8 @@ function stepContext(world: World, step: number, metrics: Map<string, number>, p
 }
 
 /**
- * The `step` of the metrics row that holds the initial state. Row `step = s` is measured at the
- * end of step s (the state after s + 1 steps, agents/step-(s+1), NDlib iteration s + 1), so the
- * state before step 0 (step-000000, NDlib iteration 0) is row -1; its `time` is -step seconds,
- * by the same rule (time = step x step seconds, the start of the step the row closes).
+ * The `ctx.step` that `measure` sees when the initial state is measured (after `init`, before the
+ * loop's step 0). Its metrics row is step 0 (runner/run/runDirectory.ts: MetricsWriter).
  */
 export const INITIAL_STEP = -1;
 

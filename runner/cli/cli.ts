@@ -177,7 +177,7 @@ export async function buildProgram(command?: string): Promise<Command> {
     .option('--force', 'replace the run already in the run directory (removes only the files a run writes)')
     .option('--resume <dir>', 'continue an interrupted run (killed, Ctrl-C, failed) from its last checkpoint; everything but --threads, --backend, --quiet, --serve and --checkpoint-every comes from the run, and its files end byte-identical to an uninterrupted run (an --llm openai run needs the same server and key)')
     .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
-    .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only)', intFlag('--snapshot-every', 0))
+    .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only); agents/step-N.arrow and the metrics row of step N are both the state after N steps', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
     .option('--events', 'also write events.arrow, the full action trace (large)');
   addLlmOptions(run)
@@ -238,7 +238,7 @@ export async function buildProgram(command?: string): Promise<Command> {
       const onStep = server
         ? (s: number, n: number, ms: number, m: Map<string, number>) => {
             progress?.step(s, n, ms, m);
-            server.publish('step', { step: s, steps_completed: s + 1, steps_requested: n, wall_ms: ms, status: 'running' });
+            server.publish('step', { step: s, steps_completed: s, steps_requested: n, wall_ms: ms, status: 'running' });
           }
         : progress?.step;
       const { dir, manifest } = await runScenario(scenario, {

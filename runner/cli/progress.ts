@@ -18,7 +18,7 @@ function summary(metrics: Map<string, number>, max = 4): string {
 export function createProgress(stream: NodeJS.WriteStream): Progress {
   if (!stream.isTTY) {
     return {
-      step: (s, n, ms, m) => stream.write(`step ${s + 1}/${n}  ${ms.toFixed(0)} ms  ${summary(m)}\n`),
+      step: (s, n, ms, m) => stream.write(`step ${s}/${n}  ${ms.toFixed(0)} ms  ${summary(m)}\n`),
       log: (line) => stream.write(`${line}\n`),
       done: () => {},
     };
@@ -33,7 +33,7 @@ export function createProgress(stream: NodeJS.WriteStream): Progress {
         );
         bar.start(n, 0, { ms: '-', info: '' });
       }
-      bar.update(s + 1, { ms: ms.toFixed(0), info: summary(m, 3) });
+      bar.update(s, { ms: ms.toFixed(0), info: summary(m, 3) });
     },
     log(line) {
       if (bar) bar.stop();

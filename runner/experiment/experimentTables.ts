@@ -5,8 +5,9 @@
  * - effects.arrow: per grid point, arm, outcome and group, the mean with its 95% t interval across
  *   seeds, the difference from the reference arm paired by seed, and the Welch interval of the same
  *   difference unpaired; rows in the order grid point, arm, outcome, group;
- * - series.arrow: per grid point, arm, metric and step (the initial row, step -1, included where
- *   the runs have one), the mean across seeds with its 95% t interval (the mean itself when n < 2).
+ * - series.arrow: per grid point, arm, metric and step (metrics.arrow's step: the state after that
+ *   many steps, the initial row, step 0, included where the runs have one), the mean across seeds
+ *   with its 95% t interval (the mean itself when n < 2).
  *
  * Rows follow the plan's order, never the order runs finished in, so the tables are byte-identical
  * whatever the number of jobs or shards.

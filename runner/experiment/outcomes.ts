@@ -2,9 +2,8 @@
  * Experiment outcomes: what is measured on each finished run, as data built by three helpers.
  *
  * - `metric(name).final() | .peak() | .min() | .mean() | .at(hour) | .timeTo(threshold)` reads a
- *   column of the run's metrics.arrow. final, peak, min and mean use every row, the initial-state
- *   row (step -1, which classic models write) included; `at` and `timeTo` use only the rows of
- *   steps (step >= 0), an hour being the row's `time` / 3600.
+ *   column of the run's metrics.arrow, every row (the initial state's, step 0, which classic models
+ *   write, included); the row of step N is the state after N steps, its hour `time` / 3600.
  * - `rows(table, {where?, groupBy?, mean | sum | count | ratio, groups?})` aggregates the rows of
  *   any Arrow table of the run directory (`posts`, `cascades.arrow`, `agents/step-000024.arrow`, or
  *   `agents/final`, the last agent snapshot), optionally per group.
@@ -121,7 +120,6 @@ function* tableRows(t: Table, tableName: string): Iterable<Row> {
 // ---- metric(name) ----
 
 interface MetricSeries {
-  steps: number[];
   hours: number[];
   values: number[];
 }
@@ -130,9 +128,8 @@ function metricSeries(run: RunView, name: string): MetricSeries {
   const t = run.table('metrics.arrow');
   if (name === 'step' || name === 'time') throw new InputError(`metric ${name} is the metrics table's index, not a metric; name a metric column`);
   const values = columnValues(t, name, 'metrics.arrow').map(Number);
-  const steps = columnValues(t, 'step', 'metrics.arrow').map(Number);
   const hours = columnValues(t, 'time', 'metrics.arrow').map((x) => Number(x) / 3600);
-  return { steps, hours, values };
+  return { hours, values };
 }
 
 function reduce(values: number[], f: (a: number, b: number) => number): number {
@@ -167,18 +164,18 @@ export class MetricOutcomes {
   mean(): Outcome {
     return this.make('mean', (s) => (s.values.length ? s.values.reduce((a, b) => a + b, 0) / s.values.length : NaN));
   }
-  /** The value at `hour`: the last step row whose time is at or before it; NaN before the first step. */
+  /** The value at `hour`: the last row whose time is at or before it; NaN before the first row. */
   at(hour: number): Outcome {
     finiteNumber(`metric(${this.name}).at(hour)`)(hour);
     return this.make(`at hour ${hour}`, (s) => {
       let v = NaN;
-      for (let i = 0; i < s.values.length; i++) if (s.steps[i] >= 0 && s.hours[i] <= hour + 1e-9) v = s.values[i];
+      for (let i = 0; i < s.values.length; i++) if (s.hours[i] <= hour + 1e-9) v = s.values[i];
       return v;
     });
   }
   /**
    * Hours until the metric first reaches `threshold` (>= it; with `{ below: true }`, <= it), read
-   * from the step rows (the row's time / 3600); NaN if it never does.
+   * from the rows (the row's time / 3600: 0 when the initial state already does); NaN if it never does.
    */
   timeTo(threshold: number, o: { below?: boolean } = {}): Outcome {
     finiteNumber(`metric(${this.name}).timeTo(threshold)`)(threshold);
@@ -187,7 +184,6 @@ export class MetricOutcomes {
     const below = !!o.below;
     return this.make(`time to ${below ? '<=' : '>='} ${threshold}`, (s) => {
       for (let i = 0; i < s.values.length; i++) {
-        if (s.steps[i] < 0) continue;
         if (below ? s.values[i] <= threshold : s.values[i] >= threshold) return s.hours[i];
       }
       return NaN;

@@ -17,8 +17,8 @@ export interface FileDoc {
 
 /** metrics.arrow's columns, by name, for every bundled scenario. */
 export const METRIC_DOCS: Readonly<Record<string, string>> = {
-  step: 'the step the row measures (0-based); classic models write a first row with step -1 for the initial state',
-  time: 'simulated seconds at the end of the step (-step_seconds for the initial-state row)',
+  step: 'the state after this many steps, as in agents/step-N.arrow (the first step\'s row is step 1); classic models write a first row, step 0, for the initial state',
+  time: 'simulated seconds at that state: step x step_seconds (the end of the step)',
   // classic models
   susceptible: 'SIR/SIS: agents susceptible at the end of the step',
   infectious: 'SIR/SIS: agents infectious at the end of the step',
@@ -104,7 +104,7 @@ const AGENT_COLUMNS: Readonly<Record<string, string>> = {
 };
 
 const TREE_COLUMNS: Readonly<Record<string, string>> = {
-  step: 'the step in which the tree grew',
+  step: 'the step in which the tree grew, counted from 0 (between the states step and step + 1)',
   root: 'id of the tree\'s root post',
   scale: 'unique users in the tree',
   depth: 'largest depth (the root is depth 0)',
@@ -119,7 +119,7 @@ const GRAPH_COLUMNS: Readonly<Record<string, string>> = {
 
 /** Files of a run directory, by path relative to it (`agents/step-NNNNNN.arrow` for every snapshot). */
 export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
-  'metrics.arrow': { about: 'One row per step, appended as the run goes; which columns depends on the scenario\'s phases (below, every metric any bundled scenario writes). Row `step = s` is measured at the end of step s; classic models first write a row `step = -1` with the initial state; the social platform\'s metrics are what happened in a step, so its runs have no such row.', columns: METRIC_DOCS },
+  'metrics.arrow': { about: 'One row per step, appended as the run goes; which columns depends on the scenario\'s phases (below, every metric any bundled scenario writes). Steps count as the snapshots do: row `step = N` is the state after N steps and joins agents/step-N.arrow on `step` (progress shows the same numbers); the social platform\'s metrics are what happened in the N-th step, so its rows start at step 1, while classic models first write a row `step = 0` with the initial state. Event tables (posts, cascades, conversations, interventions, archetypes, events) count the step in which something happened from 0: step s lies between the states s and s + 1.', columns: METRIC_DOCS },
   'agents/step-NNNNNN.arrow': { about: 'The agent columns after N steps: at the start (step-000000), every --snapshot-every steps and at the end. Categorical columns are dictionary-encoded. Which columns depends on the scenario.', columns: AGENT_COLUMNS },
   'graph.arrow': { about: 'The follow graph the run started from: one row per edge.', columns: GRAPH_COLUMNS },
   'graph-end.arrow': { about: 'The follow edges at the end, when follows or unfollows changed them.', columns: GRAPH_COLUMNS },
@@ -128,7 +128,7 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
     columns: {
       id: 'post id: its creation rank',
       author: 'agent id of the author',
-      step: 'step in which it was posted',
+      step: 'step in which it was posted, counted from 0',
       kind: 'original, repost, quote or comment',
       parent: 'the post replied to or reshared (-1 for an original)',
       root: 'root of its tree: the reshare cascade for reposts and quotes, the conversation for comments',
@@ -158,7 +158,7 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
   'interventions.arrow': {
     about: 'Social scenarios with interventions: one row per applied intervention (assignment: one row per step).',
     columns: {
-      step: 'step at whose start it was applied',
+      step: 'step at whose start it was applied, counted from 0 (it acts on the state of that many steps)',
       index: 'its position in the scenario\'s interventions list',
       name: 'its name (the kind and position unless named)',
       kind: 'its kind (label, remove, downrank, suspend, inject, setRanker, setParam, assign)',
@@ -173,7 +173,7 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
       tag: 'the inject intervention\'s tag',
       veracity: 'true or false',
       author: 'agent id of the author',
-      step: 'step in which it was posted',
+      step: 'step in which it was posted, counted from 0',
       novelty: 'novelty in standard deviations',
       stance: 'stance',
       reach: 'unique users it was shown to, with its reshares',
@@ -187,7 +187,7 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
   'archetypes.arrow': {
     about: 'With --llm openai|replay: one row per archetype decision.',
     columns: {
-    step: 'step of the decision round',
+    step: 'step of the decision round, counted from 0 (made at its end)',
     archetype: 'archetype id',
     members: 'agents in the archetype',
     prompt_hash: 'SHA-256 of the prompt',
@@ -208,7 +208,7 @@ export const RUN_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
   'events.arrow': {
     about: 'With --events: the full action trace, one row per action.',
     columns: {
-      step: 'step of the action',
+      step: 'step of the action, counted from 0',
       agent: 'the acting user',
       action: 'refresh, like, dislike, repost, quote, comment, report, mute, unfollow, follow, post or nothing',
       target: 'the post acted on, or the account followed or unfollowed (-1 when none)',
@@ -242,7 +242,7 @@ export const EXPERIMENT_FILE_DOCS: Readonly<Record<string, FileDoc>> = {
   },
   'series.arrow': {
     about: 'One row per grid point, arm, metric and step (the initial-state row included): the metric across seeds.',
-    columns: { arm: 'the arm', metric: 'the metrics.arrow column', step: 'the step', n: 'seeds', mean: 'mean over seeds', ci_low: 'lower end of the 95% interval', ci_high: 'upper end' },
+    columns: { arm: 'the arm', metric: 'the metrics.arrow column', step: 'the step, as in metrics.arrow (the state after that many steps)', n: 'seeds', mean: 'mean over seeds', ci_low: 'lower end of the 95% interval', ci_high: 'upper end' },
   },
 };
 

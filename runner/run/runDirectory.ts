@@ -387,7 +387,16 @@ function graphColumns(graph: Graph): { columns: ColumnData[]; rows: number; meta
 
 const graphMetadata = (directed: boolean) => ({ directed: String(directed), edge_meaning: 'source follows target' });
 
-/** The metrics table: step, simulated time, then each phase's metrics, one row per step. */
+/**
+ * The metrics table: step, simulated time, then each phase's metrics, one row per step.
+ *
+ * Steps count as agents/step-NNNNNN.arrow does: the row of step N is the state after N steps
+ * (`time` = N x step seconds), so it joins the snapshot step-N. A step's own metrics (the social
+ * platform's counts of what happened in it) are in the row of the state it leaves: the first step's
+ * in step 1. Classic models also write the initial state as a first row, step 0. Event tables
+ * (posts, events, cascades, interventions, archetypes) instead say in which step something happened,
+ * counted from 0: an event of step s happened between the states s and s + 1.
+ */
 export class MetricsWriter {
   private readonly schema: Array<[string, MetricType]>;
   private readonly appender: ArrowFileAppender;

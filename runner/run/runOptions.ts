@@ -27,7 +27,7 @@ export interface RunOptions {
   scenarioFile?: string;
   /** The plugin modules given with --plugin, absolute (loaded already; recorded for a resume). */
   plugins?: string[];
-  /** Called after every step with its metrics and wall time. */
+  /** Called after every step with its metrics and wall time; `step` counts the steps completed (1 after the first), as metrics.arrow's `step`. */
   onStep?(step: number, steps: number, wallMs: number, metrics: Map<string, number>): void;
   /**
    * Called once the run's files can be read: the first step's metrics are in and graph.arrow is

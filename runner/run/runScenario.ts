@@ -9,7 +9,7 @@ import path from 'node:path';
 import { InputError } from '../../sim-core/errors.ts';
 import { releaseArrays, type Executor } from '../../sim-core/exec.ts';
 import { backendOf, kernelCalls, kernelTimes, kernelTransfers, openBackend } from '../../sim-core/backend.ts';
-import { checkPhases, INITIAL_STEP, measureInitial, metricSchema, queueStep, type World } from '../../sim-core/phase.ts';
+import { checkPhases, measureInitial, metricSchema, queueStep, type World } from '../../sim-core/phase.ts';
 import type { Csr } from '../../sim-core/csr.ts';
 import { checkCanCreate } from '../../sim-core/io/makeDirectory.ts';
 import { llmOptions, setupLlm } from '../../llm-archetypes/setup.ts';
@@ -201,9 +201,9 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         graphWrite.start(path.join(dir, 'graph.arrow'), world.graph, log);
         snapshots.write(0);
         metrics = new MetricsWriter(path.join(dir, 'metrics.arrow'), metricSchema(phases));
-        // Classic models also report the initial state, as a first row with step -1.
+        // Classic models also report the initial state, as a first row with step 0 (runDirectory.ts: MetricsWriter).
         const initial = await measureInitial(world, phases);
-        if (initial) metrics.append(INITIAL_STEP, INITIAL_STEP * stepSeconds, initial);
+        if (initial) metrics.append(0, 0, initial);
       }
       const checkpoint = (done: number) => {
         graphChanged ||= world.graph !== initialGraph.deref();
@@ -230,15 +230,16 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
       // most one behind the loop. Elsewhere a step completes before the next begins.
       const overlap = !!exec.queueReduce;
       let completed: Promise<void> = Promise.resolve();
-      const complete = (step: number, wall: number, pending: Promise<Map<string, number>>) => {
+      // `done` counts the steps completed with this one: the row's step (step N = the state after N steps).
+      const complete = (done: number, wall: number, pending: Promise<Map<string, number>>) => {
         completed = completed
           .then(() => pending)
           .then((m) => {
-            metrics!.append(step, step * stepSeconds, m);
+            metrics!.append(done, done * stepSeconds, m);
             manifest.step_wall_ms.push(Math.round(wall * 1000) / 1000);
-            manifest.steps_completed = step + 1;
-            o.onStep?.(step, steps, wall, m);
-            if (step === first) graphWrite.whenWritten(() => o.onReady?.());
+            manifest.steps_completed = done;
+            o.onStep?.(done, steps, wall, m);
+            if (done === first + 1) graphWrite.whenWritten(() => o.onReady?.());
           });
         completed.catch(() => undefined); // surfaces where it is awaited
       };
@@ -270,7 +271,8 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         }
         await before;
         for (const [name, ms] of phaseMs) (manifest.phase_wall_ms[name] ??= []).push(Math.round(ms * 1000) / 1000);
-        // Snapshots carry the state at the end of step s under the name s + 1 (step-000000 is the start).
+        // The loop's step s (0-based, as the phases see it) leaves the state after s + 1 steps: its
+        // snapshot is step-(s+1) and its metrics row step s + 1 (step-000000 is the start).
         const done = step + 1;
         const snapshotDue = (snapshotEvery > 0 && done % snapshotEvery === 0) || done === steps;
         // Arrays a device holds come back to the host only when a file needs them.
@@ -281,7 +283,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
           if (exec.capture && !checkpointDue) snapshots.writeLater(done, exec as Executor & { capture: NonNullable<Executor['capture']> });
           else snapshots.write(done);
         }
-        complete(step, performance.now() - ts, pending);
+        complete(done, performance.now() - ts, pending);
         if (!overlap) await completed;
         peakRss = Math.max(peakRss, process.memoryUsage.rss());
         if (checkpointDue) {

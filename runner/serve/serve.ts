@@ -420,7 +420,7 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
         const now = readManifestSummary(runDir, topic);
         if (!now) continue;
         const last = w.last;
-        if (!last || now.steps_completed !== last.steps_completed) publish('step', { step: now.steps_completed - 1, ...now }, topic);
+        if (!last || now.steps_completed !== last.steps_completed) publish('step', { step: now.steps_completed, ...now }, topic);
         if (!last || now.status !== last.status) publish('status', now, topic);
         w.last = now;
       }

@@ -92,7 +92,7 @@ describe('socsim experiment', () => {
     const series = tableFromIPC(fs.readFileSync(path.join(one, 'series.arrow')));
     expect(series.schema.fields.map((f) => f.name)).toEqual(['arm', 'metric', 'step', 'n', 'mean', 'ci_low', 'ci_high']);
     const s = series.toArray().filter((r) => r.arm === 'low' && r.metric === 'recovered');
-    expect(s.map((r) => r.step)).toEqual([-1, 0, 1, 2, 3, 4, 5]);
+    expect(s.map((r) => r.step)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
   it('a re-run skips completed runs (files untouched) and finishes a run whose directory was deleted', () => {

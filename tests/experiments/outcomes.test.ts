@@ -26,23 +26,24 @@ beforeAll(() => {
 });
 
 describe('outcome builders', () => {
-  it('metric statistics: final, peak, min, mean over every row; at and timeTo over step rows only', () => {
+  it('metric statistics over every row, the initial state (step 0) included; at and timeTo by the hours of the states', () => {
     const run = openRun(dir);
-    expect(steps).toEqual([-1, 0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(steps).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     expect(recovered[0]).toBe(0);
     expect(metric('recovered').final().evaluate(run)).toBe(recovered[8]);
     expect(metric('recovered').peak().evaluate(run)).toBe(Math.max(...recovered));
     expect(metric('recovered').min().evaluate(run)).toBe(0);
     expect(metric('recovered').mean().evaluate(run)).toBeCloseTo(recovered.reduce((a, b) => a + b, 0) / 9, 9);
-    // Row step s is at hour s (time = step x 3600 s); at(3.5) is the step-3 row.
-    expect(metric('recovered').at(3.5).evaluate(run)).toBe(recovered[4]);
+    // Row step s is the state after s steps, at hour s (time = step x 3600 s); at(3.5) is the step-3 row.
+    expect(metric('recovered').at(3.5).evaluate(run)).toBe(recovered[3]);
+    expect(metric('recovered').at(0).evaluate(run)).toBe(recovered[0]);
     expect(metric('recovered').at(-0.5).evaluate(run)).toBeNaN();
     const threshold = recovered[5];
-    const first = recovered.findIndex((v, i) => i > 0 && v >= threshold);
+    const first = recovered.findIndex((v) => v >= threshold);
     expect(metric('recovered').timeTo(threshold).evaluate(run)).toBe(steps[first]);
     expect(metric('recovered').timeTo(1e9).evaluate(run)).toBeNaN();
-    // The initial row (0 recovered) does not count: reaching 0 or less happens at no step.
-    expect(metric('recovered').timeTo(0, { below: true }).evaluate(run)).toBeNaN();
+    // The initial state (0 recovered) already is at or below 0: at hour 0.
+    expect(metric('recovered').timeTo(0, { below: true }).evaluate(run)).toBe(0);
     expect(() => metric('recoverd').final().evaluate(run)).toThrow(/no column recoverd; did you mean recovered\?/);
   });
 

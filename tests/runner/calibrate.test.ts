@@ -35,7 +35,7 @@ let first: ReturnType<typeof socsim>;
 beforeAll(() => {
   const truth = path.join(tmp, 'truth');
   expect(socsim(['run', 'sir', ...SIZE, '--seed', '101', '--set', `beta=${HIDDEN}`, '--out', truth, '--quiet']).code).toBe(0);
-  const q = socsim(['query', truth, 'select step, infectious from metrics where step >= 0 order by step', '--csv', target]);
+  const q = socsim(['query', truth, 'select step, infectious from metrics where step > 0 order by step', '--csv', target]);
   expect(q.code, q.stderr).toBe(0);
   first = socsim(ARGS, undefined, 300_000);
 });
@@ -92,7 +92,7 @@ describe('socsim calibrate', () => {
   it('splits each generation among shards that share DIR, and follows the unsharded search', async () => {
     const dir = path.join(tmp, 'shards');
     const short = path.join(tmp, 'short.csv');
-    fs.writeFileSync(short, fs.readFileSync(target, 'utf8').split('\n').slice(0, 11).join('\n') + '\n'); // steps 0..9
+    fs.writeFileSync(short, fs.readFileSync(target, 'utf8').split('\n').slice(0, 11).join('\n') + '\n'); // steps 1..10
     const args = ['calibrate', 'sir', '--agents', '2000', '--steps', '10', '--target', short, '--fit', 'beta=0.02..0.12', '--match', 'infectious', '--seeds', '1', '--budget', '8', '--out', dir, '--quiet'];
     const shard = (i: number) =>
       new Promise<number | null>((resolve) => {

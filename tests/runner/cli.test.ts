@@ -55,12 +55,12 @@ describe('socsim run', () => {
   it('files open in flechette (not apache-arrow) with the right types; categoricals are dictionaries', () => {
     const dir = path.join(tmp, 't1');
     const metrics = tableFromIPC(fs.readFileSync(path.join(dir, 'metrics.arrow')));
-    // Six steps and, first, the initial state (step -1; opinion-cascade runs classic models).
+    // Six steps and, first, the initial state (step 0; opinion-cascade runs classic models).
     expect(metrics.numRows).toBe(7);
     const mt = Object.fromEntries(metrics.schema.fields.map((f) => [f.name, f.type]));
     expect(mt.step).toMatchObject({ typeId: 2, bitWidth: 32, signed: true });
     expect(mt.ic_fraction).toMatchObject({ typeId: 3, precision: 2 });
-    expect(Array.from(metrics.getChild('step')!.toArray() as Int32Array)).toEqual([-1, 0, 1, 2, 3, 4, 5]);
+    expect(Array.from(metrics.getChild('step')!.toArray() as Int32Array)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     const snap = tableFromIPC(fs.readFileSync(path.join(dir, 'agents/step-000006.arrow')));
     expect(snap.numRows).toBe(3000);
     const st = Object.fromEntries(snap.schema.fields.map((f) => [f.name, f.type]));

@@ -43,11 +43,11 @@ describe('graph.arrow written while the run goes on', () => {
       signal,
       onStep: (step) => {
         hadGraph.push(existsSync(graph));
-        if (step === 1) signal.stopRequested = true;
+        if (step === 2) signal.stopRequested = true; // after the second step
       },
       onReady: () => ready.push(existsSync(graph)),
     });
-    expect(hadGraph).toEqual([false, true]); // step 0 was done while it was written; its checkpoint waited
+    expect(hadGraph).toEqual([false, true]); // the first step was done while it was written; its checkpoint waited
     expect(ready).toEqual([true]);
     expect(r.manifest.status).toBe('interrupted');
     expect(r.manifest.checkpoint?.step).toBe(2);

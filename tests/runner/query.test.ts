@@ -63,7 +63,7 @@ describe('socsim query', () => {
   });
 
   it('sees an experiment\'s tables and its runs\' tables with a run column', async () => {
-    const r = socsim(['query', exp, "select run, count(*) as steps from metrics where step >= 0 group by run order by run", '--csv']);
+    const r = socsim(['query', exp, "select run, count(*) as steps from metrics where step > 0 group by run order by run", '--csv']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('run,steps\nbase-s1,2\nhigh-s1,2\nlow-s1,2\n');
     const eff = await query(exp, "select arm, mean from effects where outcome = 'final_recovered' order by arm");
@@ -111,7 +111,7 @@ describe('socsim query', () => {
   it('writes --csv and --parquet files where the user says, also in a folder of their own', async () => {
     const own = fs.mkdtempSync(path.join(tmp, 'own-'));
     await query(run, 'select step, posts_original from metrics order by step -- a trailing comment', { csv: path.join(own, 'm.csv') });
-    expect(fs.readFileSync(path.join(own, 'm.csv'), 'utf8')).toMatch(/^step,posts_original\n0,\d+\n1,\d+\n/);
+    expect(fs.readFileSync(path.join(own, 'm.csv'), 'utf8')).toMatch(/^step,posts_original\n1,\d+\n2,\d+\n/);
     await query(run, 'show tables', { parquet: path.join(own, 't.parquet') });
     const conn = await (await DuckDBInstance.create(':memory:')).connect();
     const back = await conn.runAndReadAll(`select count(*) from read_parquet('${path.join(own, 't.parquet')}')`);

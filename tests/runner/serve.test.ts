@@ -281,11 +281,11 @@ describe('runner/serve/serve.ts', () => {
     const text = await es.until(/event: hello\ndata: (.*)\n/);
     expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(text)![1]!)).toMatchObject({ ready: true, steps_completed: 3, status: 'running' });
     expect(server.clients()).toBe(1);
-    server.publish('step', { step: 3, steps_completed: 4 });
-    await es.until(/event: step\ndata: \{"step":3,"steps_completed":4\}/);
+    server.publish('step', { step: 4, steps_completed: 4 });
+    await es.until(/event: step\ndata: \{"step":4,"steps_completed":4\}/);
     // Another process advancing the run: the watcher sees manifest.json change.
     fs.writeFileSync(path.join(runDir, 'manifest.json'), JSON.stringify({ ...manifest, steps_completed: 5, status: 'completed' }));
-    await es.until(/event: step\ndata: \{"step":4,"steps_completed":5/);
+    await es.until(/event: step\ndata: \{"step":5,"steps_completed":5/);
     await es.until(/event: status\ndata: \{"steps_completed":5,"steps_requested":5,"status":"completed"\}/);
     await es.close();
     fs.writeFileSync(path.join(runDir, 'manifest.json'), JSON.stringify(manifest));
@@ -354,7 +354,7 @@ describe('an experiment directory', () => {
       const hello = await es.until(/event: hello\ndata: (.*)\n/);
       expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(hello)![1]!)).toEqual({ ready: true, steps_completed: 1, steps_requested: 5, status: 'running' });
       fs.writeFileSync(path.join(expDir, 'runs', runId, 'manifest.json'), JSON.stringify({ ...runManifest, steps_completed: 2 }));
-      await es.until(/event: step\ndata: \{"step":1,"steps_completed":2/);
+      await es.until(/event: step\ndata: \{"step":2,"steps_completed":2/);
       // Caller events go to the plain stream only.
       server.publish('step', { step: 99 });
       await new Promise((r) => setTimeout(r, 100));
@@ -388,8 +388,8 @@ describe('startServerThread (socsim run --serve)', () => {
       for (let i = 0; i < 50 && s.clients() !== 1; i++) await new Promise((r) => setTimeout(r, 10));
       expect(s.clients()).toBe(1);
       s.markReady();
-      s.publish('step', { step: 0, steps_completed: 1 });
-      await until(/event: ready\n[^]*event: step\ndata: \{"step":0,"steps_completed":1\}/);
+      s.publish('step', { step: 1, steps_completed: 1 });
+      await until(/event: ready\n[^]*event: step\ndata: \{"step":1,"steps_completed":1\}/);
       expect((await get(s.port, '/run/manifest.json')).status).toBe(200);
       await reader.cancel();
       await expect(startServerThread({ runDir, appDir, port: s.port })).rejects.toMatchObject({ code: 'EADDRINUSE' });

@@ -38,11 +38,11 @@ async function paramError(name: string, params: Record<string, unknown>): Promis
 }
 
 describe('the initial-state metrics row', () => {
-  it('SIR with seedFraction 0.1 of 1000 agents: row step -1 holds 100 infectious, matching snapshot 0', async () => {
+  it('SIR with seedFraction 0.1 of 1000 agents: row step 0 holds 100 infectious, matching snapshot 0', async () => {
     const r = await run('sir', { seedFraction: 0.1 });
     expect(r.metrics.numRows).toBe(3);
-    expect(r.column('step')).toEqual([-1, 0, 1]);
-    expect(r.column('time')).toEqual([-3600, 0, 3600]);
+    expect(r.column('step')).toEqual([0, 1, 2]);
+    expect(r.column('time')).toEqual([0, 3600, 7200]);
     expect([r.column('susceptible')[0], r.column('infectious')[0], r.column('recovered')[0], r.column('new_infections')[0]]).toEqual([900, 100, 0, 0]);
     const state = r.snapshot(0).getChild('state')!.toArray() as string[];
     expect(state.filter((s) => s === 'infectious').length).toBe(100);
@@ -51,7 +51,7 @@ describe('the initial-state metrics row', () => {
     expect(r.manifest.steps_completed).toBe(2);
   });
 
-  it('IC: ic_fraction in row -1 is the seeded fraction; opinion models report the starting statistics', async () => {
+  it('IC: ic_fraction in row 0 is the seeded fraction; opinion models report the starting statistics', async () => {
     const ic = await run('independent-cascade', { seedFraction: 0.05 });
     expect(ic.column('ic_fraction')[0]).toBe(0.05);
     expect(ic.column('ic_active')[0]).toBe(50);

@@ -21,9 +21,9 @@ describe('every bundled scenario runs a few steps at small N', () => {
       const { manifest } = await runScenario(scenario, { agents: 2000, steps: 3, seed: 3, out });
       expect(manifest.status).toBe('completed');
       const metrics = readArrowFile(path.join(out, 'metrics.arrow'));
-      // One row per step; the classic models add a first row, step -1, with the initial state.
+      // One row per step, numbered by the steps completed; the classic models add a first row, step 0, with the initial state.
       const steps = Array.from(metrics.getChild('step')!.toArray() as Int32Array);
-      expect(steps).toEqual(name === 'social-feed' ? [0, 1, 2] : [-1, 0, 1, 2]);
+      expect(steps).toEqual(name === 'social-feed' ? [1, 2, 3] : [0, 1, 2, 3]);
       // Every metric is a finite number in every row.
       for (const f of metrics.schema.fields) {
         const col = metrics.getChild(f.name)!;

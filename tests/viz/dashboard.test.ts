@@ -302,7 +302,7 @@ describe('dashboard on a finished social-feed run', () => {
 describe('dashboard on a calibration\'s best run (target.arrow beside the metrics)', () => {
   let server: DashboardServer;
   const dir = path.join(tmp, 'best');
-  const target = { step: Int32Array.from([0, 3, 6, 9]), active_users: Float64Array.from([100, 250, 175, 300]) };
+  const target = { step: Int32Array.from([3, 6, 9, 12]), active_users: Float64Array.from([100, 250, 175, 300]) };
   beforeAll(async () => {
     // What socsim calibrate leaves in DIR/best: a run, target.arrow, and the manifest listing it.
     fs.cpSync(SMALL, dir, { recursive: true });
@@ -349,7 +349,8 @@ describe('dashboard with an LLM provider', () => {
         expect((await texts(page, `${row} td.param`))[1]).toBe(a.num.p_like![i]!.toFixed(3));
       }
       expect(await attrs(page, '[data-chart="llm"] path.line', 'data-name')).toEqual(['llm_calls', 'llm_failures', 'llm_cache_hits']);
-      // Calls happen at steps 0, 3 and 6; step 6's count is the legend value at step 7.
+      // Calls happen in steps 0, 3 and 6 as archetypes.arrow counts them (from 0); the last is the
+      // seventh step, whose count is metrics row 6 (step 7), the legend value.
       expect(await legendValue(page, 'llm', 'llm_calls')).toBe(formatValue(met.num.llm_calls![6]!));
       expect(met.num.llm_calls![6]).toBeGreaterThan(0);
       expect(await page.textContent('[data-field="llm"]')).toMatch(/^openai/);

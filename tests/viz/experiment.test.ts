@@ -74,14 +74,14 @@ describe('grid points', () => {
 });
 
 describe('armSeries', () => {
-  it('gives one series per arm in plan order, steps sorted and drawn at step + 1, with the band', () => {
+  it('gives one series per arm in plan order, steps sorted and drawn at their step (the steps completed), with the band', () => {
     const t = seriesTable();
     const keys = rowGridKeys(t, ['platform.feedSize']);
     const [, p20] = gridPoints(plan);
     expect(seriesMetrics(t)).toEqual(['active_users', 'opinion_mean']);
     const s = armSeries(t, keys, plan, 'opinion_mean', p20!.key);
     expect(s.map((a) => a.arm)).toEqual(['control', 'up']);
-    expect(Array.from(s[0]!.x)).toEqual([1, 2, 3]);
+    expect(Array.from(s[0]!.x)).toEqual([0, 1, 2]);
     expect(Array.from(s[0]!.mean)).toEqual([2005, 2006, 2007]);
     expect(Array.from(s[1]!.mean)).toEqual([2015, 2016, 2017]);
     expect(Array.from(s[1]!.lo)).toEqual([2014, 2015, 2016]);

@@ -171,7 +171,7 @@ async function loadMetrics(): Promise<void> {
   if (!m) return;
   run!.metrics = m;
   const step = m.num.step;
-  run!.metricX = Float64Array.from({ length: m.rows }, (_v, i) => (step ? step[i]! : i) + 1);
+  run!.metricX = Float64Array.from({ length: m.rows }, (_v, i) => (step ? step[i]! : i + 1));
 }
 
 async function loadTables(): Promise<void> {

@@ -1,8 +1,8 @@
 /**
  * What the panels see: the run's data (columns and reductions, never rows) and the view (the
- * selected step and step range). Steps on every axis count completed steps: the metrics row of
- * step i is drawn at x = i + 1, snapshot step-N at x = N, and the scrubber's value s means "the
- * state after s steps".
+ * selected step and step range). Steps on every axis count completed steps, as the run directory
+ * does: the metrics row of step N and snapshot step-N are drawn at x = N, and the scrubber's value
+ * s means "the state after s steps".
  */
 import { interpolateRdBu } from 'd3';
 import type { Snapshot, Columns, RunManifest } from './data/run.ts';
@@ -14,7 +14,7 @@ export const OPINION_RANGE: [number, number] = [-1, 1];
 export interface RunState {
   manifest: RunManifest;
   metrics?: Columns;
-  /** x of every metrics row (step + 1). */
+  /** x of every metrics row (its step). */
   metricX?: Float64Array;
   cascades?: Columns;
   archetypes?: Columns;

@@ -90,7 +90,7 @@ describe('a disk that fills up during the run', () => {
       `^cannot write ${escape(join(out, 'fill.arrow'))}: ENOSPC: no space left on device, write \\(0 of \\d+ bytes written\\); ` +
       `then, finishing: cannot write ${escape(join(out, 'final.arrow'))}: ENOSPC`,
     ));
-    expect(readArrowFile(join(out, 'metrics.arrow')).numRows).toBe(3); // the initial row (step -1) and two steps
+    expect(readArrowFile(join(out, 'metrics.arrow')).numRows).toBe(3); // the initial row (step 0) and two steps
     expect(readArrowFile(join(out, 'graph.arrow')).numRows).toBe(manifest.edges);
   });
 });

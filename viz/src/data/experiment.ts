@@ -83,7 +83,7 @@ function armOrder(plan: ExperimentPlan, present: Iterable<string>): string[] {
 
 export interface ArmSeries {
   arm: string;
-  /** Completed steps (series step + 1), ascending, as the single-run charts draw metrics. */
+  /** Completed steps (the series' step), ascending, as the single-run charts draw metrics. */
   x: Float64Array;
   mean: Float64Array;
   lo: Float64Array;
@@ -111,11 +111,11 @@ export function armSeries(t: Columns, keys: string[], plan: ExperimentPlan, metr
     .filter((a) => byArm.has(a))
     .map((a) => {
       const rows = byArm.get(a)!.sort((p, q) => Number(step[p]) - Number(step[q]));
-      const pick = (name: string, add = 0) => {
+      const pick = (name: string) => {
         const c = col(name);
-        return Float64Array.from(rows, (i) => Number(c[i]) + add);
+        return Float64Array.from(rows, (i) => Number(c[i]));
       };
-      return { arm: a, x: pick('step', 1), mean: pick('mean'), lo: pick('ci_low'), hi: pick('ci_high'), n: pick('n') };
+      return { arm: a, x: pick('step'), mean: pick('mean'), lo: pick('ci_low'), hi: pick('ci_high'), n: pick('n') };
     });
 }
 

@@ -23,7 +23,7 @@ export function metricSeries(run: RunState, names: string[], labels: (n: string)
 export function targetSeries(run: RunState): Series[] {
   const t = run.target;
   if (!t || !t.num.step) return [];
-  const x = Float64Array.from(t.num.step, (s) => s + 1); // as metricX: step + 1
+  const x = Float64Array.from(t.num.step, Number); // as metricX: the step
   return t.names
     .filter((n) => n !== 'step' && t.num[n])
     .flatMap((n, i) => [
