@@ -54,12 +54,12 @@ const FIELDS: Record<InitialOpinion['kind'], readonly string[]> = { uniform: ['l
 export function initialOpinionParam(kind: InitialOpinion['kind']) {
   return z
     .strictObject({
-      kind: z.enum(INITIAL_KINDS).default(kind),
-      lo: z.number().min(-1).max(1).default(-1),
-      hi: z.number().min(-1).max(1).default(1),
-      column: z.string().min(1).optional(),
-      values: z.array(z.number().min(-1).max(1)).min(1).optional(),
-      path: z.string().min(1).optional(),
+      kind: z.enum(INITIAL_KINDS).default(kind).describe('where the opinions come from: uniform, leanings, column or file'),
+      lo: z.number().min(-1).max(1).default(-1).describe('kind uniform: lower end'),
+      hi: z.number().min(-1).max(1).default(1).describe('kind uniform: upper end'),
+      column: z.string().min(1).optional().describe('kind column: the agent column to copy'),
+      values: z.array(z.number().min(-1).max(1)).min(1).optional().describe("kind column: the opinion of each code of a column of codes (values[code])"),
+      path: z.string().min(1).optional().describe('kind file: one opinion per line, in agent row order'),
     })
     .superRefine((v, ctx) => {
       if (v.lo > v.hi) ctx.addIssue({ code: 'custom', path: ['hi'], message: `must be >= lo (${v.lo})` });

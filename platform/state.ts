@@ -17,50 +17,43 @@ import { maxEventsFor } from './events.ts';
 
 export const socialConfig = z
   .strictObject({
-    /** Items per feed. */
-    feedSize: z.number().int().min(1).max(64).default(10),
-    /** At most this many feed items come from followed accounts; the rest from out-of-network. */
-    inNetwork: z.number().int().min(0).default(5),
+    feedSize: z.number().int().min(1).max(64).default(10).describe('items per feed'),
+    inNetwork: z.number().int().min(0).default(5).describe('at most this many feed items come from followed accounts; the rest from out-of-network'),
     /**
      * The feed's ranker, by name. The rankers are recsys/'s (its ranker registry, which a study's
      * plugins extend), a layer above this one: the scenario checks the name against it
      * (recsys/rankerRegistry.ts rankerName).
      */
-    ranker: z.string().min(1).default('x-interest'),
-    /** x-interest recency: exp(-age/tau) or OASIS's ln((271.8 - age)/100) clipped at 0. */
-    recency: z.enum(['exp', 'oasis']).default('exp'),
-    tauHours: z.number().positive().default(6),
-    /** Posts older than this leave the candidate structures (and memory) and go to posts.arrow. */
-    windowHours: z.number().positive().default(48),
+    ranker: z.string().min(1).default('x-interest').describe('how feeds are ordered: a ranker by name (bundled: chronological, random, reddit-hot, x-interest; plugins add more)'),
+    recency: z.enum(['exp', 'oasis']).default('exp').describe("x-interest recency: exp(-age/tauHours), or OASIS's ln((271.8 - age)/100) clipped at 0"),
+    tauHours: z.number().positive().default(6).describe('x-interest recency time scale in hours (recency exp)'),
+    windowHours: z.number().positive().default(48).describe('posts older than this leave the candidates (and memory) and go to posts.arrow'),
     /**
      * In-network candidates: newest posts per followee, and followees scanned per session (a
      * window that rotates every step, like a platform sampling its in-network source; 0 scans
      * every followee, as a timeline of followed accounts does).
      */
-    perAuthor: z.number().int().min(1).max(16).default(2),
-    maxScan: z.number().int().min(0).default(32),
+    perAuthor: z.number().int().min(1).max(16).default(2).describe('in-network candidates: newest posts kept per followed account'),
+    maxScan: z.number().int().min(0).default(32).describe('in-network candidates: followed accounts scanned per session, a window rotating every step (0: all)'),
     /**
      * Out-of-network: clusters probed per user, posts kept per cluster, trending list length.
      * perCluster 0 and trending 0 leave no out-of-network candidates: a timeline of followed
      * accounts only, as on Twitter before its 2016 algorithmic timeline (with the chronological
      * ranker: the reverse-chronological timeline the classic diffusion studies measured).
      */
-    probe: z.number().int().min(1).max(8).default(3),
-    perCluster: z.number().int().min(0).max(256).default(16),
-    trending: z.number().int().min(0).max(1024).default(20),
-    /** Recent impressions remembered per user (the already-seen filter). */
-    seenSize: z.number().int().min(1).max(64).default(16),
-    /** Content farther than this from a user's opinion pushes it away (backfire), if enabled. */
-    backfireDistance: z.number().min(0).max(2).default(1),
-    /** Follows and unfollows take effect when the CSR is rebuilt, every this many steps. */
-    rebuildEvery: z.number().int().min(1).default(24),
+    probe: z.number().int().min(1).max(8).default(3).describe('out-of-network candidates: interest clusters probed per user'),
+    perCluster: z.number().int().min(0).max(256).default(16).describe('out-of-network candidates: posts kept per interest cluster (0: none)'),
+    trending: z.number().int().min(0).max(1024).default(20).describe('out-of-network candidates: length of the trending list (0: none)'),
+    seenSize: z.number().int().min(1).max(64).default(16).describe('recent impressions remembered per user (the already-seen filter)'),
+    backfireDistance: z.number().min(0).max(2).default(1).describe("content farther than this from a user's opinion pushes it away (backfire), where backfire is on"),
+    rebuildEvery: z.number().int().min(1).default(24).describe('follows and unfollows take effect when the graph is rebuilt, every this many steps'),
     /**
      * Original posts per session are min(1, post x (activity / median activity)^postExponent):
      * more active users post more per session, not only in more sessions. 1 with the population's
      * default activity levels matches Pew's 2019 Twitter figures (population/synthesize.ts): with
      * 0, the most active 10% write ~60% of posts instead of 80%.
      */
-    postExponent: z.number().min(0).max(4).default(1),
+    postExponent: z.number().min(0).max(4).default(1).describe('original posts per session: min(1, post x (activity / median activity)^postExponent)'),
     /**
      * Attention to an item decays with its age t in hours: every per-item action probability is
      * x exp(-scale x t^exponent). Defaults: Wu and Huberman ("Novelty and collective attention",
@@ -70,16 +63,17 @@ export const socialConfig = z
      */
     attention: z
       .strictObject({
-        scale: z.number().min(0).default(0.4),
-        exponent: z.number().positive().max(2).default(0.4),
+        scale: z.number().min(0).default(0.4).describe('attention decay scale (0: no decay)'),
+        exponent: z.number().positive().max(2).default(0.4).describe('attention decay exponent on the age in hours'),
       })
-      .default({ scale: 0.4, exponent: 0.4 }),
-    /** Multipliers on the heuristic behaviour parameters, e.g. {"post": 2}. */
-    behaviour: z.partialRecord(z.enum(BEHAVIOUR_PARAMS), z.number().nonnegative()).default({}),
-    /** Hour of the day (0-23) at which the run's clock starts. */
-    startHour: z.number().int().min(0).max(23).default(0),
-    /** Reports at which a post gets the `reported` flag. */
-    reportThreshold: z.number().int().min(1).default(5),
+      .default({ scale: 0.4, exponent: 0.4 })
+      .describe('every per-item action probability x exp(-scale x age^exponent), age in hours (Wu and Huberman 2007)'),
+    behaviour: z
+      .partialRecord(z.enum(BEHAVIOUR_PARAMS), z.number().nonnegative())
+      .default({})
+      .describe(`multipliers on the heuristic behaviour parameters, e.g. {"post": 2}; keys: ${BEHAVIOUR_PARAMS.join(', ')}`),
+    startHour: z.number().int().min(0).max(23).default(0).describe("hour of the day (0-23) at which the run's clock starts"),
+    reportThreshold: z.number().int().min(1).default(5).describe('reports at which a post gets the reported flag'),
     /**
      * Multipliers on the probabilities of reacting to a labelled (fact-checked) or much-reported
      * post. Defaults from Martel and Rand's meta-analysis of 21 warning-label experiments (Nature
@@ -89,11 +83,12 @@ export const socialConfig = z
      */
     labels: z
       .strictObject({
-        reshare: z.number().min(0).default(0.75),
-        like: z.number().min(0).default(0.72),
-        report: z.number().min(0).default(1),
+        reshare: z.number().min(0).default(0.75).describe('reshare (repost, quote) probability multiplier on a labelled or reported post'),
+        like: z.number().min(0).default(0.72).describe('like probability multiplier on a labelled or reported post'),
+        report: z.number().min(0).default(1).describe('report probability multiplier on a labelled or reported post'),
       })
-      .default({ reshare: 0.75, like: 0.72, report: 1 }),
+      .default({ reshare: 0.75, like: 0.72, report: 1 })
+      .describe('multipliers on reacting to a post labelled (fact-checked) or reported (reportThreshold reached); Martel and Rand 2024'),
     /**
      * Votes: likes are up-votes and dislikes down-votes; the displayed score is likes - dislikes +
      * a treatment's artificial vote. With g = clamp(score / scale, -1, 1): P(up-vote) x (1 + herding
@@ -107,18 +102,19 @@ export const socialConfig = z
      */
     votes: z
       .strictObject({
-        herding: z.number().min(0).default(0.32),
-        correction: z.number().min(0).default(0.32),
-        scale: z.number().positive().default(1),
+        herding: z.number().min(0).default(0.32).describe('vote herding: relative rise of a vote in the direction of the score (Muchnik et al. 2013)'),
+        correction: z.number().min(0).default(0.32).describe('relative rise of up-votes on a negative score'),
+        scale: z.number().positive().default(1).describe('score at which the herding effect saturates'),
       })
-      .default({ herding: 0.32, correction: 0.32, scale: 1 }),
+      .default({ herding: 0.32, correction: 0.32, scale: 1 })
+      .describe('likes are up-votes, dislikes down-votes; the displayed score sways the next votes'),
     /**
      * Reshare (repost, quote) probability x exp(noveltyWeight x novelty), novelty in standard
      * deviations above ordinary content (organic posts: 0). ln(1.14): Berger and Milkman (Journal of
      * Marketing Research 2012, 49:192) found one standard deviation more surprise raises the odds
      * of an article being among the most shared by 14%.
      */
-    noveltyWeight: z.number().min(0).default(Math.log(1.14)),
+    noveltyWeight: z.number().min(0).default(Math.log(1.14)).describe('reshare probability x exp(noveltyWeight x novelty), novelty in standard deviations (Berger and Milkman 2012)'),
   })
   .superRefine((c, ctx) => {
     if (c.inNetwork > c.feedSize) {

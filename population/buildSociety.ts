@@ -13,29 +13,32 @@ import { barabasiAlbertOn, erdosRenyi, homophilousPreferentialOn, stochasticBloc
 import { edgeFileRecord, loadEdgeList, type EdgeFileRecord, type LoadEdgeListOptions } from '../graph/loadEdgeList.ts';
 import { populationConfig, synthesizePopulationOn, type PopulationConfig } from './synthesize.ts';
 
-export const graphSpec = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('homophilous'),
-    meanFollowing: z.number().positive().default(20),
-    homophily: z.number().min(0).max(1).default(0.7),
-    preferential: z.number().min(0).max(1).default(0.8),
-    reciprocity: z.number().min(0).max(1).default(0.1),
-  }),
-  z.strictObject({ kind: z.literal('barabasi-albert'), m: z.number().int().positive().default(5) }),
-  z.strictObject({
-    kind: z.literal('erdos-renyi'),
-    meanDegree: z.number().positive().default(10),
-    directed: z.boolean().default(false),
-  }),
-  z.strictObject({
-    /** One block per political leaning; pIn/pOut scaled so the mean degree is `meanDegree`. */
-    kind: z.literal('sbm'),
-    meanDegree: z.number().positive().default(10),
-    /** Ratio of within-block to between-block edge probability. */
-    assortativity: z.number().positive().default(5),
-    directed: z.boolean().default(false),
-  }),
-]);
+export const graphSpec = z
+  .discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('homophilous'),
+      meanFollowing: z.number().positive().default(20).describe('mean number of accounts each user follows, before follow-backs'),
+      homophily: z.number().min(0).max(1).default(0.7).describe('0: no homophily; 1: a follow of the most dissimilar account (opinion and topic) is always refused'),
+      preferential: z.number().min(0).max(1).default(0.8).describe('share of follows chosen by follower count (preferential attachment); the rest uniformly'),
+      reciprocity: z.number().min(0).max(1).default(0.1).describe('probability that a followed account follows back'),
+    }),
+    z.strictObject({
+      kind: z.literal('barabasi-albert'),
+      m: z.number().int().positive().default(5).describe('edges each new node attaches with, by degree (undirected)'),
+    }),
+    z.strictObject({
+      kind: z.literal('erdos-renyi'),
+      meanDegree: z.number().positive().default(10).describe('mean degree (directed: mean number followed); every pair independently'),
+      directed: z.boolean().default(false).describe('one direction per edge (a follows b) instead of mutual edges'),
+    }),
+    z.strictObject({
+      kind: z.literal('sbm'),
+      meanDegree: z.number().positive().default(10).describe('mean degree over the blocks, one block per political leaning'),
+      assortativity: z.number().positive().default(5).describe('ratio of the within-block to the between-block edge probability'),
+      directed: z.boolean().default(false).describe('one direction per edge (a follows b) instead of mutual edges'),
+    }),
+  ])
+  .describe('the follow graph: homophilous (preferential, opinion-homophilous, directed), barabasi-albert, erdos-renyi or sbm (stochastic block model)');
 export type GraphSpec = z.input<typeof graphSpec>;
 
 export interface SocietyOptions {

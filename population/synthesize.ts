@@ -16,30 +16,31 @@ import { kernels as K } from './kernels.ts';
 export const ACTIVITY_TIERS = ['low', 'medium', 'high'] as const;
 
 export const marginal = z.strictObject({
-  labels: z.array(z.string().min(1)).min(1).max(255),
-  weights: z.array(z.number().nonnegative()).min(1),
+  labels: z.array(z.string().min(1)).min(1).max(255).describe('the categories'),
+  weights: z.array(z.number().nonnegative()).min(1).describe('relative weight of each label, one per label (need not sum to 1)'),
 });
 export type Marginal = z.infer<typeof marginal>;
 
 export const populationConfig = z
   .strictObject({
-    ageBand: marginal.default({
-      labels: ['18-24', '25-34', '35-44', '45-54', '55-64', '65+'],
-      weights: [0.14, 0.22, 0.2, 0.17, 0.14, 0.13],
-    }),
-    gender: marginal.default({ labels: ['female', 'male', 'other'], weights: [0.5, 0.48, 0.02] }),
-    region: marginal.default({ labels: ['north', 'south', 'east', 'west', 'central'], weights: [1, 1, 1, 1, 1] }),
-    leaning: marginal.default({
-      labels: ['left', 'center-left', 'center', 'center-right', 'right'],
-      weights: [0.15, 0.2, 0.3, 0.2, 0.15],
-    }),
-    /** Opinion centre of each leaning label, in [-1, 1]; defaults to evenly spaced. */
-    leaningCentres: z.array(z.number().min(-1).max(1)).optional(),
-    /** Standard deviation of opinion around the leaning's centre. */
-    opinionSpread: z.number().nonnegative().default(0.15),
-    /** Interest dimension D and number of topic prototypes T. */
-    interestDim: z.number().int().min(2).max(256).default(16),
-    topics: z.number().int().min(1).max(255).default(64),
+    ageBand: marginal
+      .default({
+        labels: ['18-24', '25-34', '35-44', '45-54', '55-64', '65+'],
+        weights: [0.14, 0.22, 0.2, 0.17, 0.14, 0.13],
+      })
+      .describe('age bands and their shares (with leanings and activity tiers, they make the archetypes)'),
+    gender: marginal.default({ labels: ['female', 'male', 'other'], weights: [0.5, 0.48, 0.02] }).describe('genders and their shares'),
+    region: marginal.default({ labels: ['north', 'south', 'east', 'west', 'central'], weights: [1, 1, 1, 1, 1] }).describe('regions and their shares'),
+    leaning: marginal
+      .default({
+        labels: ['left', 'center-left', 'center', 'center-right', 'right'],
+        weights: [0.15, 0.2, 0.3, 0.2, 0.15],
+      })
+      .describe('political leanings, left to right, and their shares; opinions centre on them'),
+    leaningCentres: z.array(z.number().min(-1).max(1)).optional().describe('opinion centre of each leaning label, in [-1, 1] (default: evenly spaced from -1 to 1)'),
+    opinionSpread: z.number().nonnegative().default(0.15).describe("standard deviation of opinion around the leaning's centre"),
+    interestDim: z.number().int().min(2).max(256).default(16).describe('dimension of the interest vectors (users and posts)'),
+    topics: z.number().int().min(1).max(255).default(64).describe('number of topic prototypes the interests are mixed from'),
     /**
      * The activity level is a user's mean sessions per hour (before the chronotype's hour-of-day
      * profile): Pareto with shape `activityShape` (smaller = heavier tail), capped at
@@ -52,9 +53,9 @@ export const populationConfig = z
      * user, ~84% from the top 10% (their median ~131) and ~50% of the others online daily. At most
      * 4 sessions an hour: one every 15 minutes.
      */
-    activityShape: z.number().gt(1).default(1.2),
-    activityMean: z.number().gt(0).default(0.065),
-    activityCap: z.number().gt(0).max(60).default(4),
+    activityShape: z.number().gt(1).default(1.2).describe('Pareto shape of the activity level, sessions per hour (smaller: heavier tail)'),
+    activityMean: z.number().gt(0).default(0.065).describe('mean activity level, sessions per hour, after the cap'),
+    activityCap: z.number().gt(0).max(60).default(4).describe('most sessions per hour a user can have'),
   })
   .superRefine((c, ctx) => {
     for (const key of ['ageBand', 'gender', 'region', 'leaning'] as const) {

@@ -10,7 +10,7 @@ export default classicScenario({
   name: 'independent-cascade',
   description: 'Independent cascade: each newly active account gets one chance per follower, with probability p',
   params: {
-    p: z.number().min(0).max(1).default(0.1),
+    p: z.number().min(0).max(1).default(0.1).describe('probability that a newly active account activates each inactive follower (one chance)'),
     ...seeds.params,
   },
   check: seeds.check,

@@ -22,11 +22,9 @@ export default defineScenario({
   params: z
     .strictObject({
       graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 20, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
-      /** Confidence bound of the Hegselmann-Krause update. */
-      eps: z.number().min(0).max(2).default(0.3),
+      eps: z.number().min(0).max(2).default(0.3).describe('confidence bound of the Hegselmann-Krause update'),
       initial: initialOpinionParam('leanings'),
-      /** Independent-cascade transmission probability per follower per step. */
-      p: z.number().min(0).max(1).default(0.05),
+      p: z.number().min(0).max(1).default(0.05).describe('independent-cascade probability that a newly active account activates each inactive follower'),
       ...seeds.params,
     })
     .superRefine(seeds.check),

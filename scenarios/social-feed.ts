@@ -24,22 +24,21 @@ export default defineScenario({
   description: 'Posts, feeds and opinion dynamics on a homophilous follow graph, with a news story seeded at hubs',
   params: z
     .strictObject({
-    /** The synthetic population: attribute mixes, opinions, interests and the activity clock's levels. */
-    population: populationConfig.default(populationConfig.parse({})),
+    population: populationConfig.default(populationConfig.parse({})).describe("the synthetic population: attribute mixes, opinions, interests and the activity clock's levels"),
     graph: graphSpec.default({ kind: 'homophilous', meanFollowing: 45, homophily: 0.7, preferential: 0.8, reciprocity: 0.1 }),
     // The ranker's name is checked against recsys/'s registry, which plugins extend.
-    platform: socialConfig.safeExtend({ ranker: rankerName }).default(socialConfig.parse({})),
+    platform: socialConfig.safeExtend({ ranker: rankerName.describe(socialConfig.shape.ranker.description ?? '') }).default(socialConfig.parse({})).describe('the platform: feeds and their ranker, candidates, attention, labels, votes'),
     story: z
       .strictObject({
-        seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs'),
-        count: z.number().int().min(0).default(5),
-        step: z.number().int().min(0).default(0),
-        stance: z.number().min(-1).max(1).default(0.8),
-        topic: z.number().int().min(0).max(254).default(0),
+        seeds: z.enum(['hubs', 'leaves', 'random']).default('hubs').describe('who posts it: hubs (most followers), leaves (fewest, at least one) or random accounts'),
+        count: z.number().int().min(0).default(5).describe('accounts that post the story (0: no story)'),
+        step: z.number().int().min(0).default(0).describe('the step in which it is posted, counted from 0 (as in posts.arrow)'),
+        stance: z.number().min(-1).max(1).default(0.8).describe("the story's opinion stance in [-1, 1]"),
+        topic: z.number().int().min(0).max(254).default(0).describe('its topic prototype (below population.topics)'),
       })
-      .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 }),
-    /** Scheduled changes to the platform (platform/interventions/: a file per kind, selectors.ts). */
-    interventions: interventionList,
+      .default({ seeds: 'hubs', count: 5, step: 0, stance: 0.8, topic: 0 })
+      .describe('a news story posted by a few accounts at one step'),
+    interventions: interventionList.describe('scheduled changes to the platform, each a kind (listed below) with a time (hour or step) and what it acts on'),
   })
     .superRefine((p, ctx) => checkRankerNames(p.interventions, ctx, ['interventions'])),
   defaults: { agents: 200_000, steps: 24, snapshotEvery: 12 },

@@ -7,7 +7,7 @@ export default classicScenario({
   name: 'voter',
   description: 'Synchronous voter model over the follow graph',
   params: {
-    states: z.number().int().min(2).max(255).default(2),
+    states: z.number().int().min(2).max(255).default(2).describe('number of opinion states'),
     shares: z.array(z.number().nonnegative()).optional().describe('initial share of each state, one weight per state (default equal)'),
   },
   check(p, ctx) {

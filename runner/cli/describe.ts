@@ -56,9 +56,18 @@ function discriminator(options: Json[]): string | undefined {
   return Object.keys(first).find((k) => options.every((o) => o.properties?.[k]?.const !== undefined));
 }
 
-function walk(s: Json, at: string, out: Line[]): void {
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Adds the lines of `s` at path `at`. `given` is the default an enclosing object's default gives
+ * this value (undefined: none): it overrides the schema's own, as when a scenario defaults `graph`
+ * to `{kind: "homophilous", meanFollowing: 45}` over the homophilous option's meanFollowing 20.
+ */
+function walk(s: Json, at: string, out: Line[], given?: unknown): void {
   const options = s.oneOf ?? s.anyOf;
-  const def = s.default === undefined ? '' : JSON.stringify(s.default);
+  const value = given !== undefined ? given : s.default;
+  const def = value === undefined ? '' : JSON.stringify(value);
+  const inner = (k: string) => (isRecord(value) ? value[k] : undefined);
   if (options && options.some((o) => o.properties)) {
     const key = discriminator(options);
     out.push({ path: at, type: key ? `one of ${key}: ${options.map((o) => JSON.stringify(o.properties?.[key!]?.const)).join(' | ')}` : typeOf(s), def, doc: s.description ?? '' });
@@ -66,13 +75,15 @@ function walk(s: Json, at: string, out: Line[]): void {
       const tag = key ? `(${key}=${String(o.properties?.[key]?.const)})` : '(option)';
       // An option's own doc (an intervention kind's paragraph) heads its fields.
       if (o.description) out.push({ path: `${at}${tag}`, type: 'object', def: '', doc: o.description });
-      for (const [k, v] of Object.entries(o.properties ?? {})) if (k !== key) walk(v, `${at}${tag}.${k}`, out);
+      // The union's default is one option's: only that option's fields take their defaults from it.
+      const chosen = key !== undefined && isRecord(value) && value[key] === o.properties?.[key]?.const;
+      for (const [k, v] of Object.entries(o.properties ?? {})) if (k !== key) walk(v, `${at}${tag}.${k}`, out, chosen ? inner(k) : undefined);
     }
     return;
   }
   if (s.properties) {
     if (at) out.push({ path: at, type: 'object', def: def.length > 60 ? '{...}' : def, doc: s.description ?? '' });
-    for (const [k, v] of Object.entries(s.properties)) walk(v, at ? `${at}.${k}` : k, out);
+    for (const [k, v] of Object.entries(s.properties)) walk(v, at ? `${at}.${k}` : k, out, inner(k));
     return;
   }
   if (s.items && (s.items.properties || s.items.oneOf || s.items.anyOf)) {
