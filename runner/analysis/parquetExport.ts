@@ -13,7 +13,7 @@ import { Table, tableFromIPC, tableToIPC, type RecordBatch } from 'apache-arrow'
 import * as parquet from 'parquet-wasm';
 import { InputError } from '../../sim-core/errors.ts';
 import { readArrowBatches } from '../../sim-core/io/arrowFile.ts';
-import { listTables, type RunTable } from '../run/runTables.ts';
+import { isParquet, listTables, type RunTable } from '../run/runTables.ts';
 import { makeDirectory } from '../../sim-core/io/makeDirectory.ts';
 
 /**
@@ -111,7 +111,10 @@ export interface WriteOptions {
   progress?: (line: string) => void;
 }
 
-/** Writes `tables` (files relative to `dir`) as Parquet under `out`, same relative paths. */
+/**
+ * Writes `tables` (files relative to `dir`) as Parquet under `out`, same relative paths. A table
+ * file that is Parquet already (`dir` is an export) is copied as it is.
+ */
 export async function writeParquetFiles(dir: string, tables: RunTable[], out: string, { only, style = 'export', progress }: WriteOptions = {}): Promise<ExportResult> {
   let files = 0;
   let bytes = 0;
@@ -124,7 +127,10 @@ export async function writeParquetFiles(dir: string, tables: RunTable[], out: st
       const size = fs.statSync(source).size;
       const t0 = performance.now();
       if (size > 1e9) progress?.(`converting ${f.rel} (${(size / 1e9).toFixed(2)} GB) to Parquet`);
-      bytes += await writeParquetFile(source, target, style);
+      if (isParquet(source)) {
+        fs.copyFileSync(source, target);
+        bytes += size;
+      } else bytes += await writeParquetFile(source, target, style);
       if (size > 1e9) progress?.(`converted ${f.rel} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       files++;
     }

@@ -4,7 +4,8 @@
  * Arrow IPC only through an extension it downloads, so the tables the SQL names (runTables.ts; all
  * of them when it names none) are first written as Parquet to a temporary directory by the same
  * encoder as `socsim export` (uncompressed: the files are read once and deleted; a file is read a
- * slice of rows at a time, so tables of any size work), and each becomes a view: one file as it
+ * slice of rows at a time, so tables of any size work; the Parquet files of a folder `socsim export`
+ * wrote are copied there as they are), and each becomes a view: one file as it
  * is, several (agent snapshots, the runs of an experiment) as a `UNION ALL BY NAME` with their
  * `step` and `run` key columns.
  *

@@ -7,7 +7,10 @@
  *   the table `agents`, with the snapshot's step as a column `step`;
  * - any other directory (an experiment's, socsim validate's, a calibration's): its top-level
  *   `NAME.arrow` files (summary, effects, series; calibration, target) and, for every run directory
- *   under runs/, that run's tables, all runs together, with the run's id as a column `run`.
+ *   under runs/, that run's tables, all runs together, with the run's id as a column `run`;
+ * - a folder `socsim export` wrote (Parquet): the same tables from the same layout, each file
+ *   `NAME.parquet` where the directory it was exported from had `NAME.arrow` (an export holds no
+ *   manifest.json: a run directory under runs/ is one that holds a .parquet file).
  *
  * Files are listed in a fixed order (snapshots by step, runs by id), so exports and queries do not
  * depend on the order the file system lists them in.
@@ -17,7 +20,7 @@ import path from 'node:path';
 import { InputError } from '../../sim-core/errors.ts';
 
 export interface TableFile {
-  /** Path relative to the directory, e.g. `runs/a-s1/agents/step-000006.arrow`. */
+  /** Path relative to the directory, e.g. `runs/a-s1/agents/step-000006.arrow` (or `.parquet`, exported). */
   rel: string;
   /** The run it belongs to (its directory name under runs/), for tables that gather runs. */
   run?: string;
@@ -34,20 +37,29 @@ export interface RunTable {
 
 export type DirKind = 'run' | 'collection';
 
-const SNAPSHOT = /^step-(\d{6,})\.arrow$/;
-const ARROW = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.arrow$/;
+const SNAPSHOT = /^step-(\d{6,})\.(?:arrow|parquet)$/;
+const TABLE_FILE = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.(?:arrow|parquet)$/;
 
-export const tableName = (file: string) => file.replace(/\.arrow$/, '').replace(/-/g, '_');
+export const tableName = (file: string) => file.replace(/\.(arrow|parquet)$/, '').replace(/-/g, '_');
+
+/** Whether `rel` is a Parquet file (of an exported directory) rather than Arrow IPC. */
+export const isParquet = (rel: string) => rel.endsWith('.parquet');
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The tables of one run directory; `prefix` is its path relative to the listed directory. */
-function runTables(dir: string, prefix: string, run?: string): Map<string, TableFile[]> {
+/**
+ * The tables of one run directory (or of the top of any directory: its files and an exported run's
+ * agents/); `prefix` is its path relative to the listed directory, `label` names it in messages.
+ */
+function runTables(dir: string, prefix: string, label: string, run?: string): Map<string, TableFile[]> {
   const out = new Map<string, TableFile[]>();
   const add = (name: string, f: TableFile) => out.set(name, [...(out.get(name) ?? []), f]);
   for (const f of fs.readdirSync(dir).sort(byName)) {
-    const m = ARROW.exec(f);
-    if (m && fs.statSync(path.join(dir, f)).isFile()) add(tableName(f), { rel: path.posix.join(prefix, f), ...(run !== undefined && { run }) });
+    if (!TABLE_FILE.test(f) || !fs.statSync(path.join(dir, f)).isFile()) continue;
+    const name = tableName(f);
+    const other = out.get(name)?.[0]?.rel;
+    if (other) throw new InputError(`${label}: ${path.posix.basename(other)} and ${f} in ${prefix || '.'} would both be the table ${name}; keep one`);
+    add(name, { rel: path.posix.join(prefix, f), ...(run !== undefined && { run }) });
   }
   const agents = path.join(dir, 'agents');
   if (fs.existsSync(agents) && fs.statSync(agents).isDirectory()) {
@@ -66,20 +78,15 @@ export function listTables(dir: string, label = dir): { kind: DirKind; tables: R
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new InputError(`${label} is not a directory; give a run directory (socsim run --out DIR) or an experiment directory (socsim experiment FILE --out DIR)`);
   }
-  if (fs.existsSync(path.join(dir, 'manifest.json'))) {
-    const t = runTables(dir, '');
-    return { kind: 'run', tables: [...t].map(([name, files]) => ({ name, files, keys: name === 'agents' ? ['step'] : [] })) };
-  }
-  const tables = new Map<string, RunTable>();
-  for (const f of fs.readdirSync(dir).sort(byName)) {
-    if (ARROW.test(f) && fs.statSync(path.join(dir, f)).isFile()) tables.set(tableName(f), { name: tableName(f), files: [{ rel: f }], keys: [] });
-  }
+  const top = [...runTables(dir, '', label)].map(([name, files]): RunTable => ({ name, files, keys: name === 'agents' ? ['step'] : [] }));
+  if (fs.existsSync(path.join(dir, 'manifest.json'))) return { kind: 'run', tables: top };
+  const tables = new Map(top.map((t) => [t.name, t]));
   const runsDir = path.join(dir, 'runs');
   if (fs.existsSync(runsDir) && fs.statSync(runsDir).isDirectory()) {
     for (const id of fs.readdirSync(runsDir).sort(byName)) {
       const rd = path.join(runsDir, id);
-      if (!fs.statSync(rd).isDirectory() || !fs.existsSync(path.join(rd, 'manifest.json'))) continue;
-      for (const [name, files] of runTables(rd, `runs/${id}`, id)) {
+      if (!fs.statSync(rd).isDirectory() || !(fs.existsSync(path.join(rd, 'manifest.json')) || fs.readdirSync(rd).some(isParquet))) continue;
+      for (const [name, files] of runTables(rd, `runs/${id}`, label, id)) {
         let t = tables.get(name);
         if (t && !t.keys.includes('run')) throw new InputError(`${label}: ${name}.arrow at the top and runs/*/${name}.arrow would both be the table ${name}; rename the top-level file`);
         if (!t) tables.set(name, (t = { name, files: [], keys: name === 'agents' ? ['run', 'step'] : ['run'] }));
@@ -88,7 +95,7 @@ export function listTables(dir: string, label = dir): { kind: DirKind; tables: R
     }
   }
   if (tables.size === 0) {
-    throw new InputError(`${label} holds no tables (no manifest.json, no .arrow files, no runs/<id>/ run directories); give a run, experiment or calibration directory`);
+    throw new InputError(`${label} holds no tables (no manifest.json, no .arrow or .parquet files, no runs/<id>/ run directories); give a run, experiment or calibration directory, or a folder socsim export wrote`);
   }
   return { kind: 'collection', tables: [...tables.values()] };
 }

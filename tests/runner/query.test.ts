@@ -5,6 +5,7 @@
  * The SQL is read-only and limited to the run directory's tables: a COPY ... TO over a run's file
  * and a read of a file outside are refused with one line, exit 2, and the file is unchanged; empty
  * SQL is one line too; control characters of the SQL that DuckDB's messages quote are escaped.
+ * A folder `socsim export` wrote answers the same SQL with the same rows.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -71,6 +72,19 @@ describe('socsim query', () => {
     const summary = rowsOf(path.join(exp, 'summary.arrow'));
     const s = await query(exp, 'select count(*) from summary');
     expect(s.trim().split('\n')[1]).toBe(String(summary.numRows));
+  });
+
+  it('reads the folder socsim export wrote (Parquet) by the same table names, with the same rows', async () => {
+    for (const [dir, sqls] of [
+      [run, ['select step, count(*) as n, avg(opinion) as mean from agents group by step order by step', 'select * from metrics order by step', 'select count(*) as n, sum(depth) as d from posts', 'select * from interventions']],
+      [exp, ["select run, count(*) as n, max(recovered) as r from metrics group by run order by run", "select arm, mean from effects order by arm, outcome", 'select run, step, count(*) as n from agents group by run, step order by run, step']],
+    ] as const) {
+      const exported = `${dir}-parquet`;
+      const e = socsim(['export', dir, '--format', 'parquet', '--out', exported]);
+      expect(e.code, e.stderr).toBe(0);
+      expect(await query(exported, 'show tables')).toBe(await query(dir, 'show tables'));
+      for (const sql of sqls) expect(await query(exported, sql), sql).toBe(await query(dir, sql));
+    }
   });
 
   it('answers a SQL error with one line and exit code 2', () => {
