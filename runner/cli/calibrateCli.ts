@@ -7,7 +7,7 @@ import { parseMatch, readTarget } from '../calibrate/calibrationTarget.ts';
 import { parseShard } from '../experiment/conduct.ts';
 import { calibrationBase, checkFits, parseFit, sha256, type CalibrationJson } from '../calibrate/calibrationSetup.ts';
 
-const collect = (v: string, prev: string[]) => [...prev, v];
+const collect = (v: string, prev: string[] = []) => [...prev, v];
 const SIGMA0 = 0.3;
 
 export function registerCalibrateCommand(program: Command): void {
@@ -16,8 +16,8 @@ export function registerCalibrateCommand(program: Command): void {
     .description('Fit scenario parameters to an observed series: CMA-ES over the --fit ranges, minimising the NRMSE (RMSE / target range) between metrics column(s) and the target, averaged over seeds 1..N; writes DIR/calibration.arrow (every run), DIR/best.json and DIR/best/ (the best run with the target, for socsim serve); a re-run continues where it stopped')
     .argument('<scenario-or-experiment>', 'a bundled scenario, a scenario .ts file, or an experiment file (its reference arm, parameters and defaults are the base)')
     .requiredOption('--target <file>', 'CSV with a header step,COLUMN... (one column per --match, nothing else) and one row per step')
-    .option('--fit <name=lo..hi>', 'a parameter to fit, named as --set names it, and its range (repeatable), e.g. beta=0.01..0.2 or platform.feedSize=10..60', collect, [])
-    .option('--match <column[:weight]>', 'a metrics column to match against the target column of the same name (repeatable; weights default 1)', collect, [])
+    .requiredOption('--fit <name=lo..hi>', 'a parameter to fit, named as --set names it, and its range (repeatable), e.g. beta=0.01..0.2 or platform.feedSize=10..60', collect)
+    .requiredOption('--match <column[:weight]>', 'a metrics column to match against the target column of the same name (repeatable; weights default 1)', collect)
     .requiredOption('--out <dir>', 'calibration directory: new, empty, or this calibration (continued)')
     .option('--seeds <n>', 'seeds 1..n per evaluation, the same at every evaluation (common random numbers)', intFlag('--seeds', 1, 1000), 3)
     .option('--budget <n>', 'evaluations (parameter points) at most, in whole generations of the search; each costs --seeds runs', intFlag('--budget', 1), 60)
@@ -28,8 +28,6 @@ export function registerCalibrateCommand(program: Command): void {
     .option('--force', 'replace another calibration in --out and run every run again')
     .option('--quiet', 'no progress output');
   addLlmOptions(addRunSetOptions(cmd)).action(async (arg: string, opts, c: Command) => {
-    if (opts.fit.length === 0) throw new InputError('give at least one --fit NAME=LO..HI');
-    if (opts.match.length === 0) throw new InputError('give at least one --match COLUMN (a metrics column, also a column of the --target file)');
     const matches = (opts.match as string[]).map(parseMatch);
     if (new Set(matches.map((m) => m.column)).size !== matches.length) throw new InputError('--match names a column twice; give each column once');
     const target = readTarget(opts.target, matches);

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { addLlmOptions, backendOption, intFlag, numFlag, parseSets } from './flags.ts';
 import { llmRunOptions } from '../run/llmFlags.ts';
 import { escapeControls, InputError, isInputError } from '../../sim-core/errors.ts';
@@ -158,7 +158,15 @@ export async function buildProgram(command?: string): Promise<Command> {
     .exitOverride()
     // Commander's own errors (unknown option or command, missing argument) as every other: one
     // line starting "socsim:", with where to look.
-    .configureOutput({ outputError: (str, write) => write(`socsim: ${str.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')}; see socsim --help\n`) });
+    .configureOutput({ outputError: (str, write) => write(`socsim: ${str.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')}; see socsim --help\n`) })
+    // Every command's help marks its required options (commander's own does not); the commands
+    // added below inherit this.
+    .configureHelp({
+      optionDescription(option) {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `${text} (required)` : text;
+      },
+    });
 
   const run = program
     .command('run')

@@ -84,6 +84,8 @@ export function registerExperimentCommands(program: Command): void {
   addLlmOptions(runCmd).action(async (fileArg: string, opts, cmd: Command) => {
     await runExperimentFile(fileArg, opts, llmChildFlags(cmd));
   });
+  // `socsim experiment FILE` is `run`, the default subcommand, so its help shows run's options too.
+  experiment.addHelpText('after', () => `\nsocsim experiment FILE [options] is socsim experiment run FILE [options]:\n\n${runCmd.helpInformation()}`);
 
   experiment
     .command('merge')
