@@ -9,6 +9,7 @@
  * `SOCSIM_REQUIRE_GPU=1` (set by `.ci/run`, which installs Mesa's lavapipe) turns "no adapter"
  * from a reason to skip into an error, so CI cannot pass GPU tests by skipping them.
  */
+import { vulkanDriverFiles } from './vulkanDrivers.ts';
 
 export interface Gpu {
   device: GPUDevice;
@@ -40,6 +41,10 @@ export function gpuRequired(): boolean {
  * the package's binary missing for this platform). Never throws for a missing GPU.
  */
 export async function openGpu(): Promise<Gpu | { unavailable: string }> {
+  // Without any Vulkan driver, Dawn would print its own warnings before finding no adapter.
+  if (process.platform === 'linux' && vulkanDriverFiles().length === 0) {
+    return { unavailable: 'no WebGPU adapter (no Vulkan driver found: no ICD file where the Vulkan loader looks; on Debian 12 install mesa-vulkan-drivers from bookworm-backports)' };
+  }
   let webgpu: typeof import('webgpu');
   try {
     webgpu = await import('webgpu');
