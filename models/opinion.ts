@@ -20,7 +20,7 @@
  *     are sequential, so this scheme runs on one thread whatever `--threads` says (a kernel declared
  *     `sequential`: one chunk); draws are keyed by (seed, step, update index), so the bytes do not
  *     depend on the thread count.
- *   - `synchronous` (socsim's own variant, the only one before issue 15): every agent picks one
+ *   - `synchronous` (socsim's own variant, its first): every agent picks one
  *     followee uniformly and moves toward it by mu (x_j - x_i) if |x_j - x_i| < eps, all at once
  *     from the start-of-step opinions; one-sided, so the mean opinion drifts. Parallel, O(agents).
  * - Hegselmann-Krause (synchronous; Hegselmann and Krause 2002, JASSS 5(3) 2): each agent's opinion

@@ -271,7 +271,7 @@ export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, en
       // the misses; the scoring below then reads from cache, in the order one pass would. Each
       // post's base score is kept beside its id (as the shared candidates' are, per chunk):
       // reading it from the record again while scoring cost ~15% of the kernel on one thread
-      // (2026-11-26, measured; why, with the record in cache, is not understood).
+      // (why, with the record in cache, is not understood).
       if (scan * P > chain.length) {
         chain = new Int32Array(scan * P);
         chainBase = new Float64Array(scan * P);
@@ -399,8 +399,7 @@ const nearestClusters = kernel(
   // and each prototype value read serves two users (1M users, one thread: 1.33 -> 0.98 s). The
   // loop is written out rather than calling topicDots.ts dots64, which reads float32 rows:
   // calling it here with these Float64Arrays made it polymorphic and postContent's nearest
-  // cluster slower in a run (40 -> 46 ms a step, 2026-11-26), and passing it the float32 arrays
-  // made this kernel 10% slower.
+  // cluster ~15% slower in a run, and passing it the float32 arrays made this kernel 10% slower.
   for (let u = start; u < end; u += 2) {
     const v = u + 1 < end ? u + 1 : u;
     for (let d = 0, at = u * D, bt = v * D; d < D; d++) {

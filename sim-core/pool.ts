@@ -8,10 +8,9 @@
  * Atomics.wait (after a short spin, so back-to-back kernels find it awake), takes the task off its
  * port with receiveMessageOnPort, claims chunks, posts its results and bumps the finished word;
  * the calling thread, once it has no chunk left to claim, checks that word and waits for it with
- * Atomics.waitAsync only if the worker is still busy. On this 2-core machine (2026-11-26) a
- * `fill` over 200k rows (4 chunks, both threads) took 83 us a call, median of 250, against 270 us
- * through piscina's message round trip; a bare post-and-answer between two threads this way takes
- * 20-30 us.
+ * Atomics.waitAsync only if the worker is still busy. On a 2-core machine a `fill` over 200k rows
+ * (4 chunks, both threads) costs about a third of what a message round trip per task (as piscina
+ * does it) costs; a bare post-and-answer between two threads this way takes some tens of us.
  *
  * Arrays: each worker learns an array (its SharedArrayBuffer handle, no copy) the first time a
  * task of its uses it, and the executor remembers which worker knows which array, so a task

@@ -19,9 +19,9 @@ import { releaseMemory, type TypedArray } from './table.ts';
  * since its last collection add up to this many bytes: their handles (and its kernels' scratch
  * buffers) are freed only when it collects, and it allocates too little for V8 to collect on its
  * own. Peak memory at --threads 2 over --threads 1 of a 40k-agent run that rebuilds its graph
- * every step (`npm run bench -- --only pool-rss`, 2026-11-26): 1.30-1.34x without this, 1.25x with
- * it, 1.15x with piscina's pool (whose own allocations made the worker collect). A threshold of
- * 4 MB made a 200k-agent run 10-20% slower.
+ * every step (`npm run bench -- --only pool-rss` measures it): ~1.3x without this, ~1.25x with it,
+ * ~1.15x with piscina's pool (whose own allocations made the worker collect). A threshold of 4 MB
+ * made a 200k-agent run 10-20% slower.
  */
 const CHURN_BYTES = 16 << 20;
 /** After a task, watch for the next one this long before sleeping: a step's kernels come back to back. */

@@ -286,10 +286,10 @@ export async function runBench(o: BenchOptions): Promise<BenchResult[]> {
       }
     }
   }
-  // Steady state (issue 13), after 48 hours of warm-up, so the 48-hour post window is full:
+  // Steady state, after 48 hours of warm-up, so the 48-hour post window is full:
   // --agents, a full simulated day (24 steps, one of them folding the day's follows into a new
   // CSR); 10x --agents, five daytime steps (10:00-14:00 of the third day: ~10 minutes on 2 cores).
-  // Both with the scenario's default ~45 follows per user (issue 13's 10M figures are of that graph).
+  // Both with the scenario's default ~45 follows per user (docs/performance.md's 10M figures are of that graph).
   for (const [agents, follow, warm, measured] of [
     [n, 45, 48, 24],
     [10 * n, 45, 48, 5],

@@ -1,8 +1,8 @@
 /**
  * Mappable buffers for reading device buffers back (residency.ts, executor.ts), kept between
- * read-backs by size class (a power of two): a new 40 MB buffer per read-back took 34-37 ms
- * against 13-14 ms for a kept one (lavapipe, 2026-11-28), and the social step reads back every
- * step (its users' rows, the sums).
+ * read-backs by size class (a power of two): on lavapipe a new 40 MB buffer per read-back takes
+ * about 2.5 times as long as a kept one, and the social step reads back every step (its users'
+ * rows, the sums).
  */
 export class ReadBuffers {
   private readonly device: GPUDevice;

@@ -5,10 +5,9 @@
  * kernel that needs it); the staging buffer is mapped again once that copy is done.
  *
  * queue.writeBuffer, the alternative, rejects views of a SharedArrayBuffer (every engine array),
- * so it took a copy into an ArrayBuffer, then one into Dawn's staging: on lavapipe (2026-11-27,
- * the 2-core machine) 100 MB took 111 ms that way against 40-43 ms through this ring (after its
- * first use, 267 ms, which maps the ring's 128 MiB), and the H100's social step uploaded at about
- * 1 GB/s that way. Parts below SMALL still go through writeBuffer (no mapping round trip for a
+ * so it took a copy into an ArrayBuffer, then one into Dawn's staging: on lavapipe that is about
+ * 2.5 times as long as this ring once the ring is mapped (its first use maps its 128 MiB), and an
+ * H100's social step uploaded at about 1 GB/s that way. Parts below SMALL still go through writeBuffer (no mapping round trip for a
  * few words).
  */
 import { writeArray } from './dispatch.ts';

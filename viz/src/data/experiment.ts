@@ -1,5 +1,5 @@
 /**
- * An experiment directory as the dashboard reads it (the contract in CONTRACT.md of issue 10):
+ * An experiment directory as the dashboard reads it (the contract in docs/run-directory.md):
  * experiment.json (the plan) and the tables series.arrow and effects.arrow, through the server's
  * /run/ route. The reductions here are pure: rows of a table picked by grid point, one line and
  * band per arm, effects as rows, their order, and number formats.

@@ -1,5 +1,5 @@
 /**
- * The experiment view (an experiment directory, CONTRACT.md of issue 10): the plan in a header,
+ * The experiment view (an experiment directory, docs/run-directory.md): the plan in a header,
  * the arms side by side over time (series.arrow: one line per arm, the mean across seeds, over its
  * 95% band, with a metric picker and a grid-point picker), the effects table (effects.arrow,
  * sortable), and the runs, each a link to its own dashboard. A table not written yet is shown as
