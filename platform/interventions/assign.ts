@@ -27,12 +27,10 @@ export default defineIntervention({
     'and gets its artificial vote at creation (shown in its score, never counted in likes or dislikes); posts.arrow records the group. ' +
     'It logs one row per step in which it assigned posts. The design of Muchnik, Aral & Taylor (Science 2013: one up- or down-vote at creation, herding experiment).',
   fields: {
-    /** End of assignment (exclusive), in hours or steps; default: the end of the run. */
-    untilHour: z.number().min(0).optional(),
-    untilStep: z.number().int().min(0).optional(),
-    kinds: z.array(z.enum(POST_KINDS)).min(1).default(['original']),
-    /** Group name -> share of new posts and the artificial vote they get (+1 up, -1 down, 0 none). */
-    groups: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, 'group names are letters, digits, _ and -'), group),
+    untilHour: z.number().min(0).optional().describe('End of assignment (exclusive), in hours or steps; default: the end of the run.'),
+    untilStep: z.number().int().min(0).optional().describe('End of assignment (exclusive) as a step; default: the end of the run.'),
+    kinds: z.array(z.enum(POST_KINDS)).min(1).default(['original']).describe('The kinds of new posts that are assigned.'),
+    groups: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, 'group names are letters, digits, _ and -'), group).describe('Group name -> share of new posts and the artificial vote they get (+1 up, -1 down, 0 none).'),
   },
   groups: (iv) => Object.keys(iv.groups),
   check(iv, issue) {

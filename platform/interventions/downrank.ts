@@ -10,7 +10,7 @@ export default defineIntervention({
   doc:
     "Matching posts' ranking scores are multiplied by `factor` from then on (a multiplier on the post's rank, which its later reposts and quotes inherit); " +
     'a demotion, not a removal: a user with fewer candidates than feed slots still sees them.',
-  fields: { posts: postSelector, factor: z.number().min(0).max(1) },
+  fields: { posts: postSelector.describe('The posts to downrank.'), factor: z.number().min(0).max(1).describe('Multiplier on their ranking scores (0 hides them from ranked feeds).') },
   selectors: { posts: 'posts' },
   apply(iv, ctx) {
     const rank = ctx.social.posts.cols.rank;

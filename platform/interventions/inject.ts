@@ -18,23 +18,15 @@ export default defineIntervention({
     'Novelty models the gap Vosoughi, Roy & Aral measured (Science 2018: false rumours were more novel than true ones, and spread farther); ' +
     'the misinformation experiment injects the same stories as false or as true.',
   fields: {
-    authors: agentSelector.default({}),
-    /** Posts to inject: one each by `count` accounts drawn at random among the matching ones. */
-    count: z.number().int().min(1),
-    stance: z.number().min(-1).max(1),
-    /** Topic cluster of the posts, or `random` (one drawn per post). */
-    topic: topic.default('random'),
-    veracity: z.enum(VERACITY).default('unrated'),
-    /** Novelty in standard deviations above ordinary content (platform.noveltyWeight; organic posts 0). */
-    novelty: z.number().min(-5).max(5).default(0),
-    /** Name of the story (stories.arrow, selectors' `tag`). */
-    tag: z.string().min(1),
-    /**
-     * Injects naming the same sample draw the same authors (given the same selector and count):
-     * a matched design, e.g. each author posts one false and one true story. Topics stay drawn
-     * per inject.
-     */
-    sample: z.string().min(1).optional(),
+    authors: agentSelector.default({}).describe('Who may post them (default: any account).'),
+    count: z.number().int().min(1).describe('Posts to inject: one each by `count` accounts drawn at random among the matching ones.'),
+    stance: z.number().min(-1).max(1).describe('The posts\' opinion stance in [-1, 1].'),
+    topic: topic.default('random').describe('Topic cluster of the posts, or `random` (one drawn per post).'),
+    veracity: z.enum(VERACITY).default('unrated').describe('Their rating: false, true or unrated (selectors and stories.arrow read it).'),
+    novelty: z.number().min(-5).max(5).default(0).describe('Novelty in standard deviations above ordinary content (platform.noveltyWeight; organic posts 0).'),
+    tag: z.string().min(1).describe('Name of the story (stories.arrow, selectors\' `tag`).'),
+    // A matched design, e.g. each author posts one false and one true story.
+    sample: z.string().min(1).optional().describe('Injects naming the same sample draw the same authors (given the same selector and count); topics stay drawn per inject.'),
   },
   selectors: { authors: 'agents' },
   definesTag: 'tag',

@@ -13,10 +13,9 @@ export default defineIntervention({
     '(the intervention may set those multipliers), and reposts and quotes of a labelled post carry the label. ' +
     "The default multipliers are Martel & Rand's (Nature Human Behaviour 2024, 21 experiments: warning labels cut sharing of false headlines by 24.7%).",
   fields: {
-    posts: postSelector,
-    /** Set platform.labels.reshare / .like from then on (default: keep the platform's). */
-    reshare: z.number().min(0).optional(),
-    like: z.number().min(0).optional(),
+    posts: postSelector.describe('The posts to label.'),
+    reshare: z.number().min(0).optional().describe('Set platform.labels.reshare from then on (default: keep the platform\'s).'),
+    like: z.number().min(0).optional().describe('Set platform.labels.like from then on (default: keep the platform\'s).'),
   },
   selectors: { posts: 'posts' },
   apply(iv, ctx) {

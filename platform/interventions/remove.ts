@@ -8,7 +8,7 @@ import { postSelector } from './selectors.ts';
 export default defineIntervention({
   name: 'remove',
   doc: 'Matching posts are taken down: they leave every feed and candidate list from then on (their counters and cascades stay in the outputs).',
-  fields: { posts: postSelector },
+  fields: { posts: postSelector.describe('The posts to take down.') },
   selectors: { posts: 'posts' },
   apply(iv, ctx) {
     const flags = ctx.social.posts.cols.flags;

@@ -16,37 +16,25 @@ export const ids = z.array(z.number().int().min(0)).min(1);
 
 /** Which accounts: all listed conditions hold. */
 export const agentSelector = z.strictObject({
-  /** Agent ids. */
-  agents: ids.optional(),
-  /** Archetype rows (the population's age band x leaning x activity tier index). */
-  archetypes: ids.optional(),
-  /** Among the k accounts with the most followers at that time (ties: lower id). */
-  topFollowers: z.number().int().min(1).optional(),
-  /** A random fraction of accounts. */
-  fraction: z.number().gt(0).max(1).optional(),
-  /** Opinion in [lo, hi]. */
-  opinion: range.optional(),
+  agents: ids.optional().describe('Agent ids.'),
+  archetypes: ids.optional().describe('Archetype rows (the population\'s age band x leaning x activity tier index).'),
+  topFollowers: z.number().int().min(1).optional().describe('Among the k accounts with the most followers at that time (ties: lower id).'),
+  fraction: z.number().gt(0).max(1).optional().describe('A random fraction of accounts.'),
+  opinion: range.optional().describe('Opinion in [lo, hi].'),
 });
 export type AgentSelector = z.output<typeof agentSelector>;
 
 /** Which posts (in memory, i.e. inside the recommendation window): all listed conditions hold. */
 export const postSelector = z.strictObject({
-  /** Posts of an injected story (the inject intervention's tag), its reposts and quotes included. */
-  tag: z.string().min(1).optional(),
-  veracity: z.enum(VERACITY).optional(),
-  /** Topic cluster. */
-  topic: z.number().int().min(0).max(254).optional(),
-  kinds: z.array(z.enum(POST_KINDS)).min(1).optional(),
-  /** Post stance in [lo, hi]. */
-  stance: range.optional(),
-  /** Author ids. */
-  authors: ids.optional(),
-  /** Authors' archetypes. */
-  archetypes: ids.optional(),
-  /** Authors among the k accounts with the most followers. */
-  topFollowers: z.number().int().min(1).optional(),
-  /** A random fraction of posts. */
-  fraction: z.number().gt(0).max(1).optional(),
+  tag: z.string().min(1).optional().describe('Posts of an injected story (the inject intervention\'s tag), its reposts and quotes included.'),
+  veracity: z.enum(VERACITY).optional().describe('Posts rated this way (inject sets a rating; organic posts are unrated).'),
+  topic: z.number().int().min(0).max(254).optional().describe('Topic cluster.'),
+  kinds: z.array(z.enum(POST_KINDS)).min(1).optional().describe('Posts of these kinds.'),
+  stance: range.optional().describe('Post stance in [lo, hi].'),
+  authors: ids.optional().describe('Author ids.'),
+  archetypes: ids.optional().describe('Authors\' archetypes.'),
+  topFollowers: z.number().int().min(1).optional().describe('Authors among the k accounts with the most followers.'),
+  fraction: z.number().gt(0).max(1).optional().describe('A random fraction of posts.'),
 });
 export type PostSelector = z.output<typeof postSelector>;
 

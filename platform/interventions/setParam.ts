@@ -43,12 +43,10 @@ export default defineIntervention({
     'set to `value` or multiplied by `scale`, for all archetypes or the listed ones, from then on; behaviour changes hold even when LLM archetypes rewrite the row. ' +
     'Its row counts the accounts whose archetype changed.',
   fields: {
-    param: z.enum(settable),
-    value: z.union([z.number(), z.string()]).optional(),
-    /** behaviour.* only: multiply instead of set. */
-    scale: z.number().min(0).optional(),
-    /** behaviour.* only: the archetypes to change (default all). */
-    archetypes: ids.optional(),
+    param: z.enum(settable).describe('What it changes: platform.<key> or behaviour.<param>.'),
+    value: z.union([z.number(), z.string()]).optional().describe('The new value (a number, or a name such as a ranker\'s).'),
+    scale: z.number().min(0).optional().describe('behaviour.* only: multiply instead of set.'),
+    archetypes: ids.optional().describe('behaviour.* only: the archetypes to change (default all).'),
   },
   rankerNamed: (iv) => (iv.param === 'platform.ranker' ? ['value', String(iv.value)] : undefined),
   check(iv, issue) {

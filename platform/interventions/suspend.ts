@@ -10,7 +10,7 @@ export default defineIntervention({
   doc:
     'Matching accounts are suspended: they are never active again, and their posts and the reshares of them leave every feed. ' +
     'Its row counts the accounts newly suspended and the posts removed with them.',
-  fields: { agents: agentSelector },
+  fields: { agents: agentSelector.describe('The accounts to suspend.') },
   selectors: { agents: 'agents' },
   apply(iv, ctx) {
     const s = ctx.social;

@@ -8,11 +8,9 @@ import { InputError } from '../../sim-core/errors.ts';
 
 /** The fields every intervention has besides `kind`. */
 export const timeFields = {
-  /** Simulated hours since the start of the run. */
-  hour: z.number().min(0).optional(),
-  step: z.number().int().min(0).optional(),
-  /** Name in interventions.arrow (default: kind-index). */
-  name: z.string().min(1).optional(),
+  hour: z.number().min(0).optional().describe('Simulated hours since the start of the run.'),
+  step: z.number().int().min(0).optional().describe('The step it applies at, counted from 0 (instead of hour).'),
+  name: z.string().min(1).optional().describe('Name in interventions.arrow (default: kind-index).'),
 };
 
 /** What every parsed intervention is, whatever its kind. */
