@@ -113,6 +113,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
     name: 'archetypes-ask',
     reads: ['archetype', 'opinion'],
     writes: [],
+    tables: { reads: ['feeds', 'events', 'posts', 'behaviour'], writes: [] },
     async init(world) {
       members = await world.exec.reduce(core.countCodes, { codes: world.agents.columns.archetype, k: K }, world.agents.length);
       if (world.out) out = world.out.appender('archetypes.arrow', schema(0));
@@ -126,12 +127,12 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
           archetype: world.agents.columns.archetype,
           opinion: world.agents.columns.opinion,
           stance: s.posts.cols.stance,
-          evAction: s.evAction,
-          evCount: s.evCount,
-          maxEvents: s.maxEvents,
+          evAction: s.events.action,
+          evCount: s.events.count,
+          maxEvents: s.events.max,
           archetypes: K,
         },
-        s.active.length,
+        s.feeds.active.length,
         { chunkRows: USER_CHUNK },
       );
       // Which archetypes to ask: all non-empty ones, or a keyed sample within the budget.
@@ -147,7 +148,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
           .sort((x, y) => x - y);
       }
       // The like counts may be held on a device (posts.ts COUNTED_COLUMNS).
-      await world.exec.sync?.([{ array: s.posts.cols.likes, length: s.posts.count }]);
+      await s.posts.forHost([{ array: s.posts.cols.likes, length: s.posts.count }]);
       const trending = describeTrending(s);
       const news = (o.news?.(ctx.step) ?? []).join(' ') || 'nothing notable.';
       const B = s.behaviour.values;
@@ -212,6 +213,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
     name: 'archetypes',
     reads: [],
     writes: [],
+    tables: { reads: ['behaviour'], writes: ['behaviour'] },
     metrics: { llm_calls: 'i32', llm_tokens: 'i32', llm_failures: 'i32', llm_out_of_range: 'i32', llm_cache_hits: 'i32', llm_archetypes_updated: 'i32' },
     async run(_world, ctx) {
       if (!pending) {
@@ -245,7 +247,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
         if (valid.length) {
           for (const p of REPLY_PARAMS) B[k * NPARAMS + P[p as BehaviourParam]] = avg[p];
           // Interventions' setParam changes hold from their hour on, whatever the archetype decides.
-          reapplyOverrides(s.behaviour, s.behaviourOverrides, k);
+          reapplyOverrides(s.behaviour, k);
           updated++;
         }
         const failure = rs.map((r) => r.parsed.failure).find((f) => f !== '') ?? '';
@@ -304,7 +306,7 @@ function describeTrending(s: SocialState): string {
   const c = s.posts.cols;
   const top: number[] = [];
   const score = (r: number) => c.likes[r] + 2 * c.reposts[r];
-  for (let r = s.posts.rowsBefore(s.minStep); r < s.posts.count; r++) {
+  for (let r = s.posts.rowsBefore(s.posts.minStep); r < s.posts.count; r++) {
     if (top.length < 3 || score(r) > score(top[2])) {
       top.push(r);
       top.sort((a, b) => score(b) - score(a) || a - b);

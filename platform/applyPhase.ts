@@ -85,10 +85,11 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
     state: s,
     reads: ['opinion', 'interest'],
     writes: [],
+    tables: { reads: ['feeds', 'events', 'posts', 'follows', 'moderation', 'cascades', 'conversations', 'stories'], writes: ['posts', 'follows', 'cascades', 'conversations', 'stories'] },
     metrics: { ...counts, posts_original: 'i32', posts_repost: 'i32', posts_quote: 'i32', posts_comment: 'i32' },
     init(world) {
       if (story && story.count > 0) {
-        s.storySeeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
+        s.stories.seeds = selectSeeds(world.graph.followers, world.agents.length, story.seeds, story.count, keyOf(world.seed, streamOf('story.seeds'), 0));
       }
       if (world.out?.events) events = world.out.appender('events.arrow', EVENT_SCHEMA);
     },
@@ -96,7 +97,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       const P = s.posts;
       const D = P.dim;
       const opinion = world.agents.columns.opinion as Float32Array;
-      const n = s.active.length;
+      const n = s.feeds.active.length;
       const F = s.cfg.feedSize;
       if (postStance.length < n) {
         const cap = Math.ceil(n * 1.25);
@@ -108,9 +109,9 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       await world.exec.run(
         K.postContent,
         {
-          active: s.active,
-          evAction: s.evAction,
-          evCount: s.evCount,
+          active: s.feeds.active,
+          evAction: s.events.action,
+          evCount: s.events.count,
           interest: world.agents.columns.interest as Float32Array,
           opinion,
           prototypes: s.prototypes,
@@ -119,13 +120,13 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
           cluster: postCluster,
           dim: D,
           topics: s.topics,
-          maxEvents: s.maxEvents,
+          maxEvents: s.events.max,
           key: ctx.key('apply'),
         },
         n,
         { chunkRows: USER_CHUNK },
       );
-      await world.exec.run(CK.gather, { src: opinion, index: s.active, out: userOpinion }, n);
+      await world.exec.run(CK.gather, { src: opinion, index: s.feeds.active, out: userOpinion }, n);
       // On a device executor the counts stay there (in the live rows; the host appends new rows
       // beside them): see the table's growth below and maintain's retirement.
       await world.exec.run(K.impressions, { ...feedArgs(s), impressions: P.cols.impressions, first: P.first, count: P.count }, n, { chunkRows: USER_CHUNK });
@@ -133,7 +134,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // the call, not kept in this frame: a growth below replaces them (releaseArrays).
       await world.exec.run(
         K.countVotes,
-        { evCount: s.evCount, evAction: s.evAction, evTarget: s.evTarget, likes: P.cols.likes, dislikes: P.cols.dislikes, maxEvents: s.maxEvents, base: P.base, first: P.first, count: P.count },
+        { evCount: s.events.count, evAction: s.events.action, evTarget: s.events.target, likes: P.cols.likes, dislikes: P.cols.dislikes, maxEvents: s.events.max, base: P.base, first: P.first, count: P.count },
         n,
         { chunkRows: USER_CHUNK },
       );
@@ -143,27 +144,27 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // those come back first, the rows of this step's active users only (not the rest: the users'
       // impression rings and the opinion column stay on the device, and the new posts' topics,
       // which writeTopics copies where they are: postBatch.ts).
-      const E = s.maxEvents;
+      const E = s.events.max;
       const rows = (array: TypedArray, width: number) => ({ array, length: n * width });
       // User k's actions: evAction and evTarget from k * maxEvents on. On a device executor they
       // come back packed, from evStart[k] on (packEvents: the action buffers hold maxEvents slots
       // a user, ~30 times what is used), after the counts.
-      let evAction: Uint8Array | Uint32Array = s.evAction;
-      let evTarget = s.evTarget;
-      await world.exec.sync?.([rows(s.evCount, 1)]);
+      let evAction: Uint8Array | Uint32Array = s.events.action;
+      let evTarget = s.events.target;
+      await s.events.forHost([rows(s.events.count, 1)]);
       if (evStart.length < n + 1) evStart = sharedArray('i32', Math.ceil((n + 1) * 1.25));
-      for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.evCount[k];
+      for (let k = 0; k < n; k++) evStart[k + 1] = evStart[k] + s.events.count[k];
       const total = evStart[n];
       if (decided.action.length < total) decided = decisions(Math.ceil(total * 1.25));
-      if (world.exec.sync) {
-        world.exec.hostWrote?.(evStart, 0, n + 1);
+      if (s.events.onDevice) {
+        s.events.wrote(evStart, 0, n + 1);
         if (packedAction.length < total) {
           packedAction = sharedArray('u32', Math.ceil(total * 1.25));
           packedTarget = sharedArray('i32', packedAction.length);
         }
         if (total > 0) {
-          await world.exec.run(K.packEvents, { evAction: s.evAction, evTarget: s.evTarget, evStart, packedAction, packedTarget, users: n, maxEvents: E }, total);
-          await world.exec.sync([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
+          await world.exec.run(K.packEvents, { evAction: s.events.action, evTarget: s.events.target, evStart, packedAction, packedTarget, users: n, maxEvents: E }, total);
+          await s.events.forHost([{ array: packedAction, length: total }, { array: packedTarget, length: total }]);
         }
         [evAction, evTarget] = [packedAction, packedTarget];
         // The step's posts may make the table compact or grow: the device repeats the move or the
@@ -171,7 +172,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       }
       // Injected stories count the users they reach (only posts with a tag; none without injections).
       const tagged = P.tags.length > 1;
-      await world.exec.sync?.([s.active, rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feed, F), rows(s.feedLen, 1)] : []), rows(userOpinion, 1)]);
+      await s.feeds.forHost([s.feeds.active, rows(postStance, 1), rows(postCluster, 1), ...(tagged ? [rows(s.feeds.items, F), rows(s.feeds.len, 1)] : []), rows(userOpinion, 1)]);
       const tally = new Array<number>(ACTIONS.length).fill(0);
       const made = [0, 0, 0, 0];
       const evStep: number[] = [];
@@ -213,7 +214,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // Story: the scenario's news item, posted by its seed accounts.
       if (story && ctx.step === story.step) {
         const pt = s.prototypes.subarray(story.topic * D, story.topic * D + D);
-        for (const u of s.storySeeds) {
+        for (const u of s.stories.seeds) {
           newPost(u, KIND.original, -1, story.stance, pt, FLAG.story);
           s.cascades.add(-1, -1, u, 0, ctx.step);
           log(u, A.post, P.nextId - 1);
@@ -227,8 +228,8 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         world.exec.run(
           KD.decideActions,
           {
-            active: s.active,
-            evCount: s.evCount,
+            active: s.feeds.active,
+            evCount: s.events.count,
             evAction,
             evTarget,
             evStart,
@@ -257,7 +258,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
             outStance: stance,
             outBits: bits,
             maxEvents: E,
-            packed: evAction === s.evAction ? 0 : 1,
+            packed: evAction === s.events.action ? 0 : 1,
             base: P.base,
             capI: T.capI,
             capR: T.capR,
@@ -272,13 +273,13 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // growth in batch.write replaces, past releaseArrays.
       const walk = (): void => {
         for (let k = 0; k < n; k++) {
-          const u = s.active[k];
+          const u = s.feeds.active[k];
           log(u, A.refresh, -1);
-          for (let i = 0; tagged && i < s.feedLen[k]; i++) {
-            const r = P.rowOf(s.feed[k * F + i]);
+          for (let i = 0; tagged && i < s.feeds.len[k]; i++) {
+            const r = P.rowOf(s.feeds.items[k * F + i]);
             if (r >= 0 && P.cols.tag[r] !== 0) s.stories.expose(P.cols.root[r], u, ctx.step);
           }
-          if (s.evCount[k] === 0) log(u, A.nothing, -1);
+          if (s.events.count[k] === 0) log(u, A.nothing, -1);
           for (let o = evStart[k]; o < evStart[k + 1]; o++) {
             const act = action[o];
             const t = target[o];
@@ -298,15 +299,15 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
                 break;
               }
               case A.mute:
-                pairSetAdd(s.mutes, u, t, wrote.mutes);
+                pairSetAdd(s.follows.mutes, u, t, wrote.mutes);
                 break;
               case A.follow:
-                if (pairSetHas(s.removed.keysA, s.removed.keysB, u, t)) break;
-                if (pairSetAdd(s.added, u, t)) s.followers[t]++;
+                if (pairSetHas(s.follows.removed.keysA, s.follows.removed.keysB, u, t)) break;
+                if (pairSetAdd(s.follows.added, u, t)) s.follows.followers[t]++;
                 wrote.followers.push(t);
                 break;
               case A.unfollow:
-                if (pairSetAdd(s.removed, u, t)) s.followers[t]--;
+                if (pairSetAdd(s.follows.removed, u, t)) s.follows.followers[t]--;
                 wrote.followers.push(t);
                 break;
               case A.post: {
@@ -329,7 +330,7 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
         await s.cascades.joinAll(world.exec, joins.cascades, ctx.step);
         await s.conversations.joinAll(world.exec, joins.conversations, ctx.step);
       }
-      announceHostWrites(world, s, wrote);
+      announceHostWrites(s, wrote);
       // The post table doubled: its old columns go back now, not at some later collection (10M
       // agents: 2.3 GB at 2^24 rows, which otherwise lingered into the full window's peak).
       if (P.grew) {

@@ -4,6 +4,7 @@
  * LLM archetypes later) changes behaviour without touching the phases.
  */
 import { sharedArray } from '../sim-core/table.ts';
+import { StateTable } from '../sim-core/stateTable.ts';
 
 /** Parameter columns, in table order. Probabilities are per session (post, follow) or per feed item. */
 export const BEHAVIOUR_PARAMS = [
@@ -26,14 +27,30 @@ export type BehaviourParam = (typeof BEHAVIOUR_PARAMS)[number];
 export const P = Object.fromEntries(BEHAVIOUR_PARAMS.map((p, i) => [p, i])) as Record<BehaviourParam, number>;
 export const NPARAMS = BEHAVIOUR_PARAMS.length;
 
-export interface BehaviourTable {
-  archetypes: number;
+/**
+ * The behaviour table (a state table: sim-core/stateTable.ts). Its values are uploaded to a device
+ * at every kernel call (a host table: sim-core/gpu/gpuKernels.ts), so host writes need no
+ * announcement.
+ */
+export class BehaviourTable extends StateTable {
   /** archetypes x NPARAMS, row-major, on a SharedArrayBuffer. */
   values: Float32Array;
+  /** setParam changes of behaviour parameters, applied again when an LLM round rewrites a row. */
+  overrides: BehaviourOverride[] = [];
+  /** The median activity level: the reference of the platform's postExponent (set-up sets it). */
+  activityRef = 1;
+
+  readonly archetypes: number;
+
+  constructor(archetypes: number) {
+    super();
+    this.archetypes = archetypes;
+    this.values = sharedArray('f32', archetypes * NPARAMS);
+  }
 }
 
 export function createBehaviourTable(archetypes: number): BehaviourTable {
-  return { archetypes, values: sharedArray('f32', archetypes * NPARAMS) };
+  return new BehaviourTable(archetypes);
 }
 
 export function getParam(t: BehaviourTable, archetype: number, p: BehaviourParam): number {
@@ -63,9 +80,9 @@ export function applyOverride(t: BehaviourTable, o: BehaviourOverride, k: number
   t.values[i] = o.value !== undefined ? o.value : t.values[i] * o.scale!;
 }
 
-/** Applies the overrides that cover archetype row k, in order (after something rewrote the row). */
-export function reapplyOverrides(t: BehaviourTable, overrides: readonly BehaviourOverride[], k: number): void {
-  for (const o of overrides) if (o.archetypes === null || o.archetypes.includes(k)) applyOverride(t, o, k);
+/** Applies the table's overrides that cover archetype row k, in order (after something rewrote the row). */
+export function reapplyOverrides(t: BehaviourTable, k: number): void {
+  for (const o of t.overrides) if (o.archetypes === null || o.archetypes.includes(k)) applyOverride(t, o, k);
 }
 
 /**

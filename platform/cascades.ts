@@ -1,4 +1,5 @@
 import type { Executor } from '../sim-core/exec.ts';
+import { StateTable } from '../sim-core/stateTable.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { DEPTH, E_BASE, E_CAP, ENT, HEAD, LIVE, MARKED, MAX_BREADTH, REC, SCALE, SHARDS, SIZE, TAKEN, USED, findTrack, joinTrack, kernels as K, liveEntries, markTrack, moveShard, pruneShard, shardOf, trackHas, type Shards } from './cascadeShards.ts';
 
@@ -84,7 +85,7 @@ function firstHead(): Int32Array {
  * a few cache misses), on one thread. The arrays are plain data, so a checkpoint saves them as
  * they are. Its fields are the `Shards` the kernels take.
  */
-export class CascadeTracker implements Shards {
+export class CascadeTracker extends StateTable implements Shards {
   capI = 64;
   capR = 32;
   index = sharedArray('i32', SHARDS * this.capI);

@@ -13,6 +13,7 @@ import type { GeneratedValues } from '../sim-core/io/arrowFile.ts';
 import { pairSetHas, type PairSet } from '../sim-core/pairSet.ts';
 import { sharedArray, type TypedArray } from '../sim-core/table.ts';
 import { foldFill, kernels as FK, type FoldAt } from './foldKernels.ts';
+import type { FollowTable } from './tables.ts';
 
 interface Fold {
   /** New follows (follower addA[i], followee addB[i]), by follower then followee, without those unfollowed again. */
@@ -105,11 +106,10 @@ export async function newFollowing(
   exec: Executor,
   G: Csr,
   n: number,
-  added: PairSet,
-  removed: PairSet,
+  follows: FollowTable,
   followerOffsets: Int32Array | Float64Array,
 ): Promise<{ following: Csr; followerOffsets: Int32Array | Float64Array; inPlace: boolean }> {
-  const fold = foldOf(G, added, removed);
+  const fold = foldOf(G, follows.added, follows.removed);
   const { addA, addB, dropped, edges } = fold;
   const offsets = edges < 2 ** 31 ? sharedArray('i32', n + 1) : sharedArray('f64', n + 1);
   // Rows with follows or unfollows, and where their follows and dropped edges start.
@@ -151,7 +151,7 @@ export async function newFollowing(
   const old = G.targets;
   // For an executor that keeps a device copy of the rows: which parts of the new rows are old
   // edges, taken before the fold overwrites them in place.
-  const moved = exec.hostRearranged ? foldPieces(G.offsets, offsets, fold, changed, changedDrop) : undefined;
+  const moved = follows.onDevice ? foldPieces(G.offsets, offsets, fold, changed, changedDrop) : undefined;
   const inPlace = foldsInPlace(G, edges);
   let targets: Int32Array;
   if (inPlace) {
@@ -171,8 +171,8 @@ export async function newFollowing(
     await exec.run(FK.foldRows, { offsets: G.offsets, targets: old, addA, addB, dropped, bounds, newOffsets: offsets, out: targets }, parts, { parts });
   }
   if (moved) {
-    exec.hostRearranged!(targets, old, moved.pieces);
-    exec.hostWroteAt!(targets, moved.added, moved.added.length);
+    follows.rearranged(targets, old, moved.pieces);
+    follows.wroteAt(targets, moved.added, moved.added.length);
   }
   return { following: { offsets, targets }, followerOffsets: F, inPlace };
 }

@@ -83,6 +83,8 @@ export function intervenePhase(s: SocialState, list: readonly InterventionBase[]
     state: st,
     reads: ['archetype', 'opinion'],
     writes: [],
+    // What the bundled kinds touch; a study's own kinds get the whole state (their apply's docs).
+    tables: { reads: ['posts', 'behaviour', 'moderation', 'stories'], writes: ['posts', 'behaviour', 'moderation', 'stories', 'cascades'] },
     init(world) {
       checkAgainstWorld(s, world, list);
       for (const iv of list) at.push(stepOf(iv, world.stepSeconds));
@@ -90,15 +92,16 @@ export function intervenePhase(s: SocialState, list: readonly InterventionBase[]
     },
     async run(world, ctx) {
       for (const k of present) k.beginStep?.({ ...runContext(world, k), step: ctx.step });
-      // Selectors read agent columns in plain JavaScript: bring device copies back first.
-      if (at.includes(ctx.step)) await world.exec.sync?.();
+      // Selectors read agent and post columns in plain JavaScript: every device copy comes back first
+      // (forHost without ranges).
+      if (at.includes(ctx.step)) await s.posts.forHost();
       for (let i = 0; i < list.length; i++) {
         if (at[i] !== ctx.step) continue;
         const touched = kindOfItem[i].apply(list[i] as never, applyContext(world, kindOfItem[i], i, ctx.step));
         if (touched) row(ctx.step, i, touched);
       }
       // Labels, removals, rank factors and injected posts: the post columns the device may hold.
-      if (at.includes(ctx.step)) announceHostWrites(world, s);
+      if (at.includes(ctx.step)) announceHostWrites(s);
       for (const k of present) k.endStep?.({ ...runContext(world, k), step: ctx.step });
     },
     finish(world) {

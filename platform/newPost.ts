@@ -115,7 +115,7 @@ export function addPost(s: SocialState, o: PostSpec): number {
   row.stance = o.stance;
   row.cluster = pr >= 0 ? c.cluster[pr] : (o.cluster ?? nearestTopic(s, topicBuf));
   row.flags = flags;
-  row.prevByAuthor = s.latest[o.author];
+  row.prevByAuthor = s.posts.latest[o.author];
   row.veracity = content ? c.veracity[pr] : (o.veracity ?? 0);
   row.novelty = content ? c.novelty[pr] : (o.novelty ?? 0);
   row.tag = content ? c.tag[pr] : (o.tag ?? 0);
@@ -123,9 +123,9 @@ export function addPost(s: SocialState, o: PostSpec): number {
   // Read before the post is added: adding it may move the rows (a compaction) or the columns.
   const tagged = content && c.tag[pr] !== 0;
   const id = P.add(row, topicBuf);
-  s.latest[o.author] = id;
+  s.posts.latest[o.author] = id;
   if (pr >= 0) joinTree(s, o.kind, root, rootAuthor, o.author, depth, o.step, (flags & FLAG.story) !== 0, tagged);
-  const a = s.assign;
+  const a = s.moderation.assign;
   if (a && o.step < a.until && (a.kinds & (1 << o.kind)) !== 0) {
     const x = uniform(a.key, id);
     for (let g = 0; g < a.codes.length; g++) {

@@ -34,6 +34,7 @@ export function activatePhase(s: SocialState): Phase {
     state: s,
     reads: ['activity', 'chronotype', 'archetype'],
     writes: [],
+    tables: { reads: ['behaviour', 'moderation'], writes: ['feeds', 'events'] },
     metrics: { active_users: 'i32' },
     async run(world, ctx) {
       const c = world.agents.columns;
@@ -41,12 +42,12 @@ export function activatePhase(s: SocialState): Phase {
       const hour = Math.floor(((ctx.time + s.cfg.startHour * 3600) % 86400) / 3600);
       await world.exec.run(
         K.activate,
-        { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, suspended: s.suspended, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.activeMask },
+        { activity: c.activity, chronotype: c.chronotype, archetype: c.archetype, behaviour: s.behaviour.values, profiles, suspended: s.moderation.suspended, hour, stepHours: world.stepSeconds / 3600, key: ctx.key('activate'), out: s.feeds.mask },
         n,
       );
-      s.active = await compact(world.exec, s.activeMask, n);
-      reserveActive(s, s.active.length);
-      ctx.metric('active_users', s.active.length);
+      s.feeds.active = await compact(world.exec, s.feeds.mask, n);
+      reserveActive(s, s.feeds.active.length);
+      ctx.metric('active_users', s.feeds.active.length);
     },
   };
 }
@@ -60,6 +61,7 @@ export function actPhase(s: SocialState): Phase {
     state: s,
     reads: ['opinion', 'interest', 'archetype'],
     writes: [],
+    tables: { reads: ['feeds', 'posts', 'behaviour', 'follows'], writes: ['events'] },
     async run(world, ctx) {
       const p = s.posts.cols;
       const G = world.graph.following;
@@ -85,21 +87,21 @@ export function actPhase(s: SocialState): Phase {
           interest: world.agents.columns.interest,
           archetype: world.agents.columns.archetype,
           behaviour: s.behaviour.values,
-          followers: s.followers,
+          followers: s.follows.followers,
           offsets: G.offsets,
           targets: G.targets,
-          sessions: s.activeMask,
+          sessions: s.feeds.mask,
           activity: world.agents.columns.activity,
-          activityRef: s.activityRef,
+          activityRef: s.behaviour.activityRef,
           postExponent: s.cfg.postExponent,
           postStep: p.step,
           step: ctx.step,
           attention,
           socialProof: SOCIAL_PROOF,
-          evAction: s.evAction,
-          evTarget: s.evTarget,
-          evCount: s.evCount,
-          maxEvents: s.maxEvents,
+          evAction: s.events.action,
+          evTarget: s.events.target,
+          evCount: s.events.count,
+          maxEvents: s.events.max,
           key: ctx.key('act'),
           labelLike: s.cfg.labels.like,
           labelReshare: s.cfg.labels.reshare,
@@ -109,7 +111,7 @@ export function actPhase(s: SocialState): Phase {
           voteScale: s.cfg.votes.scale,
           noveltyWeight: s.cfg.noveltyWeight,
         },
-        s.active.length,
+        s.feeds.active.length,
         { chunkRows: USER_CHUNK },
       );
     },
@@ -123,10 +125,11 @@ export function updatePhase(s: SocialState): Phase {
     state: s,
     reads: ['opinion', 'archetype'],
     writes: ['opinion'],
+    tables: { reads: ['feeds', 'posts', 'behaviour'], writes: ['feeds'] },
     metrics: { feed_items: 'i32', feed_stance_distance: 'f64', echo_chamber_index: 'f64', feed_diversity: 'f64', in_network_share: 'f64' },
     async run(world, ctx) {
       const p = s.posts.cols;
-      const rows = s.active.length;
+      const rows = s.feeds.active.length;
       await world.exec.run(
         K.exposure,
         {
@@ -136,14 +139,14 @@ export function updatePhase(s: SocialState): Phase {
           archetype: world.agents.columns.archetype,
           behaviour: s.behaviour.values,
           backfireDistance: s.cfg.backfireDistance,
-          rowDist: s.rowDist,
+          rowDist: s.feeds.rowDist,
         },
         rows,
         { chunkRows: USER_CHUNK },
       );
-      const [users = 0, items = 0, inNet = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster, rowDistinct: s.rowDistinct }, rows, { chunkRows: USER_CHUNK });
+      const [users = 0, items = 0, inNet = 0] = await world.exec.reduce(K.feedMix, { ...feedArgs(s), cluster: p.cluster, rowDistinct: s.feeds.rowDistinct }, rows, { chunkRows: USER_CHUNK });
       // Per-user values, added here in user order: the same totals on every backend and thread count.
-      const perUser = [s.rowDist, s.rowDistinct, s.feedLen];
+      const perUser = [s.feeds.rowDist, s.feeds.rowDistinct, s.feeds.len];
       const [rowDist, rowDistinct, feedLen] = world.exec.capture ? await world.exec.capture(perUser) : perUser;
       let dist = 0;
       let div = 0;
@@ -191,7 +194,7 @@ export function maintainPhase(s: SocialState): Phase {
   const flush = async (world: World, end: number) => {
     const P = s.posts;
     if (end <= P.first) return;
-    await world.exec.sync?.([...COUNTED_COLUMNS.map((c) => ({ array: P.cols[c], length: end })), { array: P.topic, length: end * P.dim }]);
+    await P.forHost([...COUNTED_COLUMNS.map((c) => ({ array: P.cols[c], length: end })), { array: P.topic, length: end * P.dim }]);
     P.retire(end, (cols, r) => posts?.append(cols, r));
   };
   // Carried across steps (and checkpointed): the largest statistics seen so far, per kind of tree.
@@ -210,6 +213,7 @@ export function maintainPhase(s: SocialState): Phase {
     state: st,
     reads: [],
     writes: [],
+    tables: { reads: ['posts', 'cascades', 'conversations', 'follows'], writes: ['posts', 'cascades', 'conversations', 'follows'] },
     metrics,
     init(world) {
       if (world.out) {
@@ -255,24 +259,24 @@ export function maintainPhase(s: SocialState): Phase {
 
       // Window: posts created before minStep are final.
       const w = windowSteps(s.cfg, world.stepSeconds);
-      s.minStep = Math.max(0, ctx.step + 2 - w);
-      await flush(world, s.posts.rowsBefore(s.minStep));
+      s.posts.minStep = Math.max(0, ctx.step + 2 - w);
+      await flush(world, s.posts.rowsBefore(s.posts.minStep));
       await s.cascades.prune(ctx.step + 1 - w, world.exec);
       await s.conversations.prune(ctx.step + 1 - w, world.exec);
       ctx.metric('posts_in_window', s.posts.live);
 
-      const rebuild = (ctx.step + 1) % s.cfg.rebuildEvery === 0 && (s.added.size > 0 || s.removed.size > 0);
+      const rebuild = (ctx.step + 1) % s.cfg.rebuildEvery === 0 && s.follows.pending > 0;
       if (rebuild) await rebuildGraph(world, s);
       // Rows moved by a compaction, and the follower counts of a rebuilt graph.
-      announceHostWrites(world, s, { posts: NOTHING, latest: NOTHING, followers: rebuild ? 'any' : NOTHING });
-      ctx.metric('follows_pending', s.added.size + s.removed.size);
+      announceHostWrites(s, { posts: NOTHING, latest: NOTHING, followers: rebuild ? 'any' : NOTHING });
+      ctx.metric('follows_pending', s.follows.pending);
     },
     async finish(world) {
       await flush(world, s.posts.count);
       // graph-end.arrow shows the graph as the run left it: the pending follows folded into the
       // following rows as the file is written, not into a new CSR (at 10M agents and 495M edges a
       // second copy of the rows, 2 GB at the run's peak, and their followers' sort).
-      if (s.added.size > 0 || s.removed.size > 0) world.endEdges = foldedEdges(world.graph.following, s.added, s.removed);
+      if (s.follows.pending > 0) world.endEdges = foldedEdges(world.graph.following, s.follows.added, s.follows.removed);
     },
   };
 }
@@ -283,23 +287,23 @@ export function maintainPhase(s: SocialState): Phase {
  */
 async function rebuildGraph(world: World, s: SocialState): Promise<void> {
   const n = world.agents.length;
-  // Nothing in a social step reads the followers' rows (follower counts are s.followers), so the
+  // Nothing in a social step reads the followers' rows (follower counts are s.follows.followers), so the
   // new graph builds them only if something else does (withLazyFollowers). Folding into new rows,
   // the old followers go before the new rows are written (meanwhile world.graph holds one CSR in
   // both places) and the old rows after. In place (foldsInPlace) nothing is allocated or freed, so
   // the releases, which collect every thread's heap (~0.8 s a rebuild at 10M agents), are left out.
   const m = world.graph.edges;
   const followerOffsets = world.graph.followers.offsets;
-  const inPlace = foldsInPlace(world.graph.following, m + s.added.size);
+  const inPlace = foldsInPlace(world.graph.following, m + s.follows.added.size);
   world.graph = { nodes: n, edges: m, directed: true, following: world.graph.following, followers: world.graph.following };
   if (!inPlace) await releaseArrays(world.exec);
-  const next = await newFollowing(world.exec, world.graph.following, n, s.added, s.removed, followerOffsets);
+  const next = await newFollowing(world.exec, world.graph.following, n, s.follows, followerOffsets);
   world.graph = lazyFollowersGraph(n, next.following, next.followerOffsets);
   if (!next.inPlace) await releaseArrays(world.exec);
   const F = next.followerOffsets;
-  for (let v = 0; v < n; v++) s.followers[v] = F[v + 1] - F[v];
-  s.added.keysA.fill(-1);
-  s.added.size = 0;
-  s.removed.keysA.fill(-1);
-  s.removed.size = 0;
+  for (let v = 0; v < n; v++) s.follows.followers[v] = F[v + 1] - F[v];
+  s.follows.added.keysA.fill(-1);
+  s.follows.added.size = 0;
+  s.follows.removed.keysA.fill(-1);
+  s.follows.removed.size = 0;
 }

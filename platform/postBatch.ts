@@ -13,7 +13,7 @@ import { writeTopicsGpu } from './postBatch.wgsl.ts';
 import { uniform } from '../sim-core/rng.ts';
 import { sharedArray } from '../sim-core/table.ts';
 import { checkNewPost, FLAG, KIND, SCALAR_COLUMNS } from './posts.ts';
-import { repeatMoves, type SocialState } from './state.ts';
+import type { SocialState } from './state.ts';
 
 /**
  * The columns writePosts fills: all but the counters kernels add to (COUNTED_COLUMNS), which a
@@ -140,8 +140,8 @@ export class PostBatch {
     this.depth[i] = depth;
     this.stance[i] = stance;
     this.src[i] = src;
-    this.prev[i] = s.latest[author];
-    s.latest[author] = id;
+    this.prev[i] = s.posts.latest[author];
+    s.posts.latest[author] = id;
     return id;
   }
 
@@ -168,7 +168,7 @@ export class PostBatch {
    * the topics are (`srcTopic` and `srcCluster`: postContent's output, `dim` values and one cluster
    * per row), then draws the post-level assignment of those it covers; empties the queue. Returns
    * how many rows it added. The caller announces the new rows to a device executor, but the
-   * topics of those added this step, which this does (announceHostWrites, `kernelTopics`).
+   * topics of those added this step, which this does (state.ts announceHostWrites, `kernelTopics`).
    */
   async write(exec: Executor, s: SocialState, step: number, srcTopic: Float32Array, srcCluster: Uint8Array): Promise<number> {
     const n = this.n;
@@ -179,11 +179,11 @@ export class PostBatch {
     // table's compaction or growth (appendRows) before, and the queue's arrays changed. The topics
     // the host wrote this step (the scenario's story, before the queued posts) are announced
     // here, before the device's rows after them (announceHostWrites leaves them out).
-    repeatMoves(exec, P);
-    exec.hostWrote?.(this.parent, 0, n);
-    exec.hostWrote?.(this.src, 0, n);
+    P.repeatMoves();
+    P.wrote(this.parent, 0, n);
+    P.wrote(this.src, 0, n);
     const D = P.dim;
-    if (row0 > P.addedFrom) exec.hostWrote?.(P.topic, P.addedFrom * D, row0 * D);
+    if (row0 > P.addedFrom) P.wrote(P.topic, P.addedFrom * D, row0 * D);
     const topics = { newParent: this.parent, newSrc: this.src, srcTopic, topic: P.topic, row0, base: P.base, dim: D };
     await exec.run(kernels.writeTopics, topics, n, { wroteRows: [{ array: P.topic, from: row0 * D, to: (row0 + n) * D }] });
     const { impressions, likes, dislikes, ...cols } = P.cols;
@@ -206,7 +206,7 @@ export class PostBatch {
     };
     await exec.run(kernels.writePosts, args, n, { announced: true });
     this.n = 0;
-    const a = s.assign;
+    const a = s.moderation.assign;
     if (!a || step >= a.until) return n;
     const c = P.cols;
     for (let i = 0; i < n; i++) {

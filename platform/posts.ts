@@ -9,6 +9,8 @@
 import type { ColumnData } from '../sim-core/io/arrowFile.ts';
 import { InputError } from '../sim-core/errors.ts';
 import { sharedArray, type ARRAY_OF, type TypedArray } from '../sim-core/table.ts';
+import { StateTable, type Written } from '../sim-core/stateTable.ts';
+import { IndexList } from '../sim-core/indexList.ts';
 
 export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
 export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
@@ -89,7 +91,7 @@ export type PostColumns = { [K in PostColumn]: InstanceType<(typeof ARRAY_OF)[(t
  * The counters kernels add to (apply's `impressions` and `countVotes`, atomic adds, in the live
  * rows): a device executor holds them there between steps, and the host reads back the rows it
  * retires (phases.ts maintain); a compaction or growth is repeated on the device's copy
- * (state.ts announceHostWrites). The host only zeroes a new post's.
+ * (PostTable.announceChanges). The host only zeroes a new post's.
  */
 export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes'] as const;
 
@@ -132,7 +134,17 @@ export interface PostArrays {
  */
 export type TableMove = { at: PostArrays; from: number; rows: number; grow?: undefined } | { at: PostArrays; grow: PostArrays; rows: number };
 
-export class PostTable {
+/**
+ * Post columns the host changes after a post is created: counters (apply), flags (apply,
+ * interventions), rank (downrank). Impressions, likes and dislikes are counted by kernels
+ * (COUNTED_COLUMNS), which the executor sees.
+ */
+const MUTABLE_POST_COLUMNS = new Set<string>(['reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
+
+/** announceChanges' rows of the posts written. */
+const rowsWritten = new IndexList();
+
+export class PostTable extends StateTable {
   readonly dim: number;
   /** Id of row 0. */
   base = 0;
@@ -147,6 +159,10 @@ export class PostTable {
   /** Names of the `group` codes ('' = no treatment) and the `tag` codes ('' = none), fixed at set-up. */
   groups: readonly string[] = [''];
   tags: readonly string[] = [''];
+  /** Latest post id per author (-1: none): set-up sizes it to the users (platform/state.ts). */
+  latest = new Int32Array(0);
+  /** Oldest step whose posts are still candidates (the window; maintain moves it). */
+  minStep = 0;
   /** Rows [changedFrom, count) were added since the last takeChanged() (moves are in `moves`). */
   private changedFrom = 0;
   /** The compactions and growths since the last takeChanged(), in order (for a device's copies). */
@@ -163,6 +179,7 @@ export class PostTable {
    * MAX_POST_ID to reach the id limit without creating 2^31 posts.
    */
   constructor(dim: number, capacity = 1 << 12, firstId = 0) {
+    super();
     this.dim = dim;
     this.base = firstId;
     this.capacity = capacity;
@@ -188,7 +205,7 @@ export class PostTable {
 
   /**
    * What changed since the last call, for an executor that keeps a device copy of the columns
-   * (platform/state.ts announceHostWrites): the compactions and growths in order (`moves`: the
+   * (announceChanges): the compactions and growths in order (`moves`: the
    * device repeats them on its copy), then the first row added (`from`): rows before it hold what
    * the moves left there, except the counters, flags and rank of live posts, which change after
    * creation.
@@ -209,6 +226,56 @@ export class PostTable {
     const moves = this.moves;
     this.moves = [];
     return moves;
+  }
+
+  /**
+   * Tells an executor that keeps device copies what host code changed since the last call: the
+   * compactions and growths (repeated on the device: repeatMoves), the rows added (but the topics
+   * of the last `kernelTopics` of them, which a kernel wrote on the device: postBatch.ts), and of
+   * the older live rows the changing columns (MUTABLE_POST_COLUMNS) at the post ids in `posts`
+   * ('any': any live row). Taken on every executor: a growth's record holds the old arrays.
+   */
+  announceChanges(posts: Written, kernelTopics = 0): void {
+    const { moves, from } = this.takeChanged();
+    if (!this.onDevice) return;
+    this.repeatMoves(moves);
+    // The posts written, by id, as rows now (those still live and older than the rows added).
+    if (posts !== 'any') {
+      rowsWritten.clear();
+      for (let k = 0; k < posts.n; k++) {
+        const r = posts.at[k] - this.base;
+        if (r >= this.first && r < from) rowsWritten.push(r);
+      }
+      posts = rowsWritten;
+    }
+    for (const [name, col] of Object.entries(this.cols)) {
+      if (this.count > from) this.wrote(col, from, this.count);
+      if (MUTABLE_POST_COLUMNS.has(name)) this.wroteWhere(col, posts, this.first, Math.min(from, this.count));
+    }
+    // Topics of the rows a kernel wrote are the device's, and those before them were announced
+    // before it ran.
+    if (!kernelTopics && this.count > from) this.wrote(this.topic, from * this.dim, this.count * this.dim);
+  }
+
+  /**
+   * The compactions and growths since they were last taken, repeated on a device executor's
+   * copies as the host made them (a compaction at 10M agents moves ~23M rows, 2.5 GB of columns
+   * that would otherwise go up again). announceChanges calls it; so does a kernel that reads the
+   * table's rows on the device between a move and that call (postBatch.ts).
+   */
+  repeatMoves(moves: TableMove[] = this.takeMoves()): void {
+    if (!this.onDevice) return;
+    const D = this.dim;
+    for (const m of moves) {
+      const names = Object.keys(m.at.cols) as PostColumn[];
+      if (m.grow) {
+        for (const k of names) this.copied(m.at.cols[k], m.grow.cols[k], m.rows);
+        this.copied(m.at.topic, m.grow.topic, m.rows * D);
+      } else {
+        for (const k of names) this.moved(m.at.cols[k], m.from, 0, m.rows);
+        this.moved(m.at.topic, m.from * D, 0, m.rows * D);
+      }
+    }
   }
 
   /** Row of a live post's id, or -1. */

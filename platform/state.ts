@@ -1,16 +1,15 @@
 /**
- * The social platform's state next to the agent table: posts, behaviour parameters, feeds, the
- * per-step event buffer, mutes, impressions, follow deltas and cascades. Phases share it; the
- * recommender (recsys/) fills the feed arrays.
+ * The social platform's configuration and its state next to the agent table: the named tables the
+ * phases share (posts, behaviour, feeds, events, readers, follows, moderation, cascades, stories;
+ * tables.ts). The recommender (recsys/) fills the feeds.
  */
 import { z } from 'zod';
-import { createPairSet, type PairSet } from '../sim-core/pairSet.ts';
-import { sharedArray, type TypedArray } from '../sim-core/table.ts';
-import type { Executor } from '../sim-core/exec.ts';
-import { IndexList } from '../sim-core/indexList.ts';
+import { sharedArray } from '../sim-core/table.ts';
+import { bindTables, type Written } from '../sim-core/stateTable.ts';
 import type { World } from '../sim-core/phase.ts';
-import { BEHAVIOUR_PARAMS, type BehaviourOverride, type BehaviourTable } from './behaviour.ts';
-import { PostTable, type PostColumn, type TableMove } from './posts.ts';
+import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
+import { PostTable } from './posts.ts';
+import { EventTable, FeedTable, FollowTable, ModerationTable, ReaderTable } from './tables.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import { maxEventsFor } from './events.ts';
@@ -123,74 +122,28 @@ export const socialConfig = z
   });
 export type SocialConfig = z.output<typeof socialConfig>;
 
+/**
+ * The social platform's state: set-up constants (cfg, topic prototypes) and the named tables the
+ * phases declare (Phase.tables; sim-core/stateTable.ts). Every field that is a table is bound to
+ * the world's executor at creation.
+ */
 export interface SocialState {
   cfg: SocialConfig;
-  posts: PostTable;
-  behaviour: BehaviourTable;
+  /** Topic cluster centres (topics x dim) and their number. */
   prototypes: Float32Array;
   topics: number;
-  /** Latest post id per author (-1: none). */
-  latest: Int32Array;
-  /** Follower counts, updated as follows happen (the CSR catches up at rebuilds). */
-  followers: Int32Array;
-  /**
-   * The story's seed accounts, chosen at init from set-up's graph. State, so that a checkpoint
-   * holds them: a resumed run may take the checkpoint's graph in place of set-up's.
-   */
-  storySeeds: Int32Array;
-  /** Users' nearest topic clusters (n x probe). */
-  userClusters: Uint8Array;
-  /** Ring of recent impressions per user (n x seenSize) and its cursor. */
-  seen: Int32Array;
-  seenAt: Uint8Array;
-  mutes: PairSet;
-  /** Follow deltas since the last CSR rebuild. */
-  added: PairSet;
-  removed: PairSet;
-  activeMask: Uint8Array;
-  active: Int32Array;
-  feed: Int32Array;
-  feedFlags: Uint8Array;
-  feedLen: Uint8Array;
-  /** Per active user: sum of |stance - opinion| over its feed before the update (the exposure kernel). */
-  rowDist: Float32Array;
-  /** Per active user: distinct topic clusters in its feed (the feedMix kernel). */
-  rowDistinct: Uint8Array;
-  evAction: Uint8Array;
-  evTarget: Int32Array;
-  evCount: Uint16Array;
-  maxEvents: number;
-  /** The median activity level: the reference of postExponent. */
-  activityRef: number;
+  posts: PostTable;
+  behaviour: BehaviourTable;
+  feeds: FeedTable;
+  events: EventTable;
+  readers: ReaderTable;
+  follows: FollowTable;
+  moderation: ModerationTable;
   /** Reshare cascades (reposts and quotes) and conversations (comments), newPost.ts. */
   cascades: CascadeTracker;
   conversations: CascadeTracker;
-  /** Oldest step whose posts are still candidates. */
-  minStep: number;
-  /** 1 for suspended accounts (the suspend intervention): never active, their posts removed. */
-  suspended: Uint8Array;
-  /** Post-level random assignment in force (the assign intervention), or none. */
-  assign: Assignment | null;
-  /** Injected stories and their reach (stories.ts). */
+  /** Injected stories and their reach (stories.ts), and the scenario story's seed accounts. */
   stories: StoryTracker;
-  /** setParam changes of behaviour parameters, re-applied when an LLM round rewrites a row. */
-  behaviourOverrides: BehaviourOverride[];
-}
-
-/** Post-level random assignment: new posts of `kinds` join group g with probability share[g]. */
-export interface Assignment {
-  /** Random key of the assignment (the intervention's stream); draws are keyed by post id. */
-  key: number;
-  /** Bit per post kind. */
-  kinds: number;
-  /** Group codes (PostTable.groups), cumulative shares and votes. */
-  codes: number[];
-  cumulative: number[];
-  votes: number[];
-  /** First step without assignment (Infinity: the end of the run). */
-  until: number;
-  /** Posts assigned this step (interventions.arrow). */
-  assigned: number;
 }
 
 /**
@@ -209,43 +162,27 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
   const followers = sharedArray('i32', n);
   const F = world.graph.followers.offsets;
   for (let v = 0; v < n; v++) followers[v] = F[v + 1] - F[v];
-  const maxEvents = maxEventsFor(cfg.feedSize);
-  return {
+  const posts = new PostTable(dim);
+  posts.latest = sharedArray('i32', n).fill(-1);
+  behaviour.activityRef = medianActivity(world.agents.columns.activity as Float32Array);
+  const s: SocialState = {
     // A copy: interventions change it during the run, and the manifest records the parameters given.
     cfg: structuredClone(cfg),
-    posts: new PostTable(dim),
-    behaviour,
     prototypes,
     topics,
-    latest: sharedArray('i32', n).fill(-1),
-    followers,
-    storySeeds: new Int32Array(0),
-    userClusters: sharedArray('u8', n * cfg.probe),
-    seen: sharedArray('i32', n * cfg.seenSize).fill(-1),
-    seenAt: sharedArray('u8', n),
-    mutes: createPairSet(),
-    added: createPairSet(),
-    removed: createPairSet(),
-    activeMask: sharedArray('u8', n),
-    active: sharedArray('i32', 0),
-    feed: sharedArray('i32', 0),
-    feedFlags: sharedArray('u8', 0),
-    feedLen: sharedArray('u8', 0),
-    rowDist: sharedArray('f32', 0),
-    rowDistinct: sharedArray('u8', 0),
-    evAction: sharedArray('u8', 0),
-    evTarget: sharedArray('i32', 0),
-    evCount: sharedArray('u16', 0),
-    maxEvents,
-    activityRef: medianActivity(world.agents.columns.activity as Float32Array),
+    posts,
+    behaviour,
+    feeds: new FeedTable(n, cfg.feedSize),
+    events: new EventTable(maxEventsFor(cfg.feedSize)),
+    readers: new ReaderTable(n, cfg.probe, cfg.seenSize),
+    follows: new FollowTable(followers),
+    moderation: new ModerationTable(n),
     cascades: new CascadeTracker(),
     conversations: new CascadeTracker(),
-    minStep: 0,
-    suspended: sharedArray('u8', n),
-    assign: null,
     stories: new StoryTracker(),
-    behaviourOverrides: [],
   };
+  bindTables(s, world.exec);
+  return s;
 }
 
 /**
@@ -265,38 +202,23 @@ export function medianActivity(activity: Float32Array): number {
 
 /** Grows the per-active-user buffers (feeds, events) to hold `active` users. */
 export function reserveActive(s: SocialState, active: number): void {
-  if (s.feedLen.length >= active) return;
+  if (s.feeds.holds(active)) return;
   const cap = Math.max(1024, Math.ceil(active * 1.25));
-  s.feed = sharedArray('i32', cap * s.cfg.feedSize);
-  s.feedFlags = sharedArray('u8', cap * s.cfg.feedSize);
-  s.feedLen = sharedArray('u8', cap);
-  s.rowDist = sharedArray('f32', cap);
-  s.rowDistinct = sharedArray('u8', cap);
-  s.evAction = sharedArray('u8', cap * s.maxEvents);
-  s.evTarget = sharedArray('i32', cap * s.maxEvents);
-  s.evCount = sharedArray('u16', cap);
+  s.feeds.reserve(cap);
+  s.events.reserve(cap);
 }
 
 /** The kernel arguments every per-active-user kernel shares: who is active and what it was shown. */
 export function feedArgs(s: SocialState) {
-  return { active: s.active, feed: s.feed, feedFlags: s.feedFlags, feedLen: s.feedLen, feedSize: s.cfg.feedSize, base: s.posts.base };
+  const f = s.feeds;
+  return { active: f.active, feed: f.items, feedFlags: f.flags, feedLen: f.len, feedSize: f.size, base: s.posts.base };
 }
 
 /**
- * Post columns the host changes after a post is created: counters (apply), flags (apply,
- * interventions), rank (downrank). Impressions, likes and dislikes are counted by kernels
- * (posts.ts COUNTED_COLUMNS), which the executor sees.
- */
-const MUTABLE_POST_COLUMNS = new Set(['reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
-
-/** What a phase wrote of some array in plain JavaScript: the elements at some indices, or any of them. */
-export type Written = 'any' | IndexList;
-
-/**
  * What a phase wrote besides the post rows it added or moved (which PostTable.takeChanged knows):
- * the changing columns of older live posts (MUTABLE_POST_COLUMNS; indices are post ids, which a
- * compaction does not change, unlike rows), authors' latest posts and follower counts (indices
- * are users), and the slots of the mute set (none when absent: only apply mutes).
+ * the changing columns of older live posts (indices are post ids, which a compaction does not
+ * change, unlike rows), authors' latest posts and follower counts (indices are users), and the
+ * slots of the mute set (none when absent: only apply mutes).
  */
 export interface HostWrites {
   posts: Written;
@@ -311,71 +233,21 @@ export interface HostWrites {
 }
 
 const ANY: HostWrites = { posts: 'any', latest: 'any', followers: 'any' };
-/** announceHostWrites' rows of the posts written. */
-const rows = new IndexList();
 
 /**
- * Tells an executor that keeps device copies (sim-core/gpu/executor.ts) what a phase wrote in
- * plain JavaScript, so that the next kernel uploads only that: the post rows added since the last
- * call (PostTable.takeChanged; the rows a compaction moved or a growth copied are moved or copied on
- * the device: repeatMoves), but the topics a kernel wrote (`kernelTopics`), and what `wrote` says
- * of the rest (by default, any live row of the changing columns and any author's latest post and
- * follower count). Phases that write any of these on the host call it before the next kernel:
- * apply (which lists the rows and users it touched), maintain (compaction, the follower counts of
- * a rebuilt graph) and the interventions.
+ * Tells the tables what a phase wrote in plain JavaScript, so that an executor that keeps device
+ * copies (sim-core/gpu/executor.ts) uploads only that before the next kernel: the post table's
+ * changes (PostTable.announceChanges), and what `wrote` says of the rest (by default, any live
+ * row of the changing columns and any author's latest post and follower count). Phases that write
+ * any of these on the host call it before the next kernel: apply (which lists the rows and users
+ * it touched), maintain (compaction, the follower counts of a rebuilt graph) and the interventions.
  */
-export function announceHostWrites(world: World, s: SocialState, wrote: HostWrites = ANY): void {
-  const exec = world.exec;
+export function announceHostWrites(s: SocialState, wrote: HostWrites = ANY): void {
   const P = s.posts;
-  // Taken on every backend: a growth's record holds the old arrays.
-  const { moves, from } = P.takeChanged();
-  if (!exec.hostWrote) return;
-  repeatMoves(exec, P, moves);
-  // The posts written, by id, as rows now (those still live and older than the rows added).
-  let posts = wrote.posts;
-  if (posts !== 'any') {
-    rows.clear();
-    for (let k = 0; k < posts.n; k++) {
-      const r = posts.at[k] - P.base;
-      if (r >= P.first && r < from) rows.push(r);
-    }
-    posts = rows;
-  }
-  for (const [name, col] of Object.entries(P.cols)) {
-    if (P.count > from) exec.hostWrote(col, from, P.count);
-    if (MUTABLE_POST_COLUMNS.has(name)) announce(exec, col, posts, P.first, Math.min(from, P.count));
-  }
-  // Topics of the rows a kernel wrote (apply's new posts, writeTopics) are the device's, and those
-  // before them were announced before it ran.
-  if (!wrote.kernelTopics && P.count > from) exec.hostWrote(P.topic, from * P.dim, P.count * P.dim);
-  announce(exec, s.latest, wrote.latest);
-  announce(exec, s.followers, wrote.followers);
-  if (wrote.mutes) for (const keys of [s.mutes.keysA, s.mutes.keysB]) announce(exec, keys, wrote.mutes);
-}
-
-/**
- * The post table's compactions and growths since they were last taken, repeated on a device
- * executor's copies as the host made them (a compaction at 10M agents moves ~23M rows, 2.5 GB of
- * columns that would otherwise go up again). announceHostWrites calls it; so does a kernel that
- * reads the table's rows on the device between a move and that call (postBatch.ts writeTopics).
- */
-export function repeatMoves(exec: Executor, P: PostTable, moves: TableMove[] = P.takeMoves()): void {
-  if (!exec.hostWrote) return;
-  const D = P.dim;
-  for (const m of moves) {
-    const names = Object.keys(m.at.cols) as PostColumn[];
-    if (m.grow) {
-      for (const k of names) exec.hostCopied!(m.at.cols[k], m.grow.cols[k], m.rows);
-      exec.hostCopied!(m.at.topic, m.grow.topic, m.rows * D);
-    } else {
-      for (const k of names) exec.hostMoved!(m.at.cols[k], m.from, 0, m.rows);
-      exec.hostMoved!(m.at.topic, m.from * D, 0, m.rows * D);
-    }
-  }
-}
-
-function announce(exec: Executor, arr: TypedArray, w: Written, from = 0, to = arr.length): void {
-  if (w !== 'any') {
-    if (w.n > 0) exec.hostWroteAt ? exec.hostWroteAt(arr, w.at, w.n) : exec.hostWrote!(arr, from, to);
-  } else if (to > from) exec.hostWrote!(arr, from, to);
+  P.announceChanges(wrote.posts, wrote.kernelTopics);
+  if (!P.onDevice) return;
+  P.wroteWhere(P.latest, wrote.latest);
+  const f = s.follows;
+  f.wroteWhere(f.followers, wrote.followers);
+  if (wrote.mutes) for (const keys of [f.mutes.keysA, f.mutes.keysB]) f.wroteWhere(keys, wrote.mutes);
 }

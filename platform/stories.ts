@@ -14,6 +14,7 @@
  */
 import type { ColumnData } from '../sim-core/io/arrowFile.ts';
 import { VERACITY } from './posts.ts';
+import { StateTable } from '../sim-core/stateTable.ts';
 
 /** The reaches at which a story's time is taken (hours_to_reach_100, hours_to_reach_1000). */
 export const REACH_MARKS = [100, 1000] as const;
@@ -37,7 +38,12 @@ interface Story {
   posted: Uint8Array;
 }
 
-export class StoryTracker {
+export class StoryTracker extends StateTable {
+  /**
+   * The scenario story's seed accounts, chosen at init from set-up's graph. State, so that a
+   * checkpoint holds them: a resumed run may take the checkpoint's graph in place of set-up's.
+   */
+  seeds: Int32Array = new Int32Array(0);
   stories: Story[] = [];
   /** Root post id -> index in `stories`. */
   byRoot = new Map<number, number>();

@@ -33,7 +33,9 @@ export function recommendPhase(s: SocialState): Phase {
     // opinion: a plugin ranker's feature (defineRanker.ts).
     reads: ['interest', 'opinion'],
     writes: [],
+    tables: { reads: ['posts', 'readers', 'follows', 'feeds', 'records'], writes: ['feeds', 'readers', 'records'] },
     async init(world) {
+      st.records.bind(world.exec);
       st.idx = createCandidateIndex(s.topics, s.cfg.perCluster, s.cfg.trending);
       const D = s.posts.dim;
       const interest = world.agents.columns.interest as Float32Array;
@@ -41,7 +43,7 @@ export function recommendPhase(s: SocialState): Phase {
       await world.exec.run(K.quantiseInterests, { interest, out: interestQ }, interest.length);
       await world.exec.run(
         K.nearestClusters,
-        { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.userClusters },
+        { interest: world.agents.columns.interest, prototypes: s.prototypes, topics: s.topics, dim: D, probe: s.cfg.probe, out: s.readers.clusters },
         world.agents.length,
       );
     },
@@ -52,17 +54,17 @@ export function recommendPhase(s: SocialState): Phase {
       const recency = RECENCY_CODE[s.cfg.recency];
       const { records } = st;
       const idx = st.idx!;
-      const removed = await records.update(world.exec, s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.followers });
-      await rebuildCandidates(world.exec, idx, s.posts, records, { ranker, minStep: s.minStep, key });
+      const removed = await records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.follows.followers });
+      await rebuildCandidates(world.exec, idx, s.posts, records, { ranker, minStep: s.posts.minStep, key });
       const p = s.posts.cols;
       const G = world.graph.following;
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
       if (st.recent.length === 0) st.recent = sharedArray('u8', (world.agents.length + 7) >> 3);
       const recent = st.recent;
-      await world.exec.run(K.recentAuthors, { latest: s.latest, recent, firstId: s.posts.base + s.posts.rowsBefore(s.minStep) }, world.agents.length);
+      await world.exec.run(K.recentAuthors, { latest: s.posts.latest, recent, firstId: s.posts.base + s.posts.rowsBefore(s.posts.minStep) }, world.agents.length);
       if (muters.length === 0) muters = sharedArray('u8', recent.length);
       // Mutes are never lifted: only bits of new muters are set, and a device's copy gets those.
-      const muteA = s.mutes.keysA;
+      const muteA = s.follows.mutes.keysA;
       newMuters.clear();
       for (let i = 0; i < muteA.length; i++) {
         const u = muteA[i];
@@ -71,12 +73,12 @@ export function recommendPhase(s: SocialState): Phase {
           newMuters.push(u >> 3);
         }
       }
-      world.exec.hostWroteAt?.(muters, newMuters.at, newMuters.n);
+      s.follows.wroteAt(muters, newMuters.at, newMuters.n);
       const args = {
         ...feedArgs(s),
         offsets: G.offsets,
         targets: G.targets,
-        latest: s.latest,
+        latest: s.posts.latest,
         recent,
         count: s.posts.count,
         rootAuthor: p.root_author,
@@ -86,37 +88,37 @@ export function recommendPhase(s: SocialState): Phase {
         recQ: records.recQ,
         score: records.score,
         stride: records.stride,
-        followers: s.followers,
+        followers: s.follows.followers,
         interestQ,
-        userClusters: s.userClusters,
+        userClusters: s.readers.clusters,
         clusterPosts: idx.clusterPosts,
         trending: idx.trending,
-        muteA: s.mutes.keysA,
+        muteA: s.follows.mutes.keysA,
         muters,
-        muteB: s.mutes.keysB,
-        seen: s.seen,
-        seenAt: s.seenAt,
+        muteB: s.follows.mutes.keysB,
+        seen: s.readers.seen,
+        seenAt: s.readers.seenAt,
         dim: s.posts.dim,
         probe: s.cfg.probe,
         perCluster: s.cfg.perCluster,
         seenSize: s.cfg.seenSize,
         inNetwork: s.cfg.inNetwork,
         ranker,
-        minStep: s.minStep,
-        minRow: s.posts.rowsBefore(s.minStep),
+        minStep: s.posts.minStep,
+        minRow: s.posts.rowsBefore(s.posts.minStep),
         perAuthor: s.cfg.perAuthor,
         maxScan: s.cfg.maxScan,
         removed,
         key,
       };
       if (!plugin) {
-        await world.exec.run(K.recommend, args, s.active.length, { chunkRows: USER_CHUNK });
+        await world.exec.run(K.recommend, args, s.feeds.active.length, { chunkRows: USER_CHUNK });
         return;
       }
-      if (world.exec.hostWrote !== undefined) saysOnCpu(plugin.name);
+      if (s.feeds.onDevice) saysOnCpu(plugin.name);
       // A plugin's feed kernel reads the post and user features its score function receives.
       const features = { likes: p.likes, dislikes: p.dislikes, reposts: p.reposts, stance: p.stance, cluster: p.cluster, opinion: world.agents.columns.opinion, now: ctx.step, stepSeconds: world.stepSeconds };
-      await world.exec.run(plugin.feed as Kernel<typeof PLUGIN_FEED>, { ...args, ...features }, s.active.length, { chunkRows: USER_CHUNK });
+      await world.exec.run(plugin.feed as Kernel<typeof PLUGIN_FEED>, { ...args, ...features }, s.feeds.active.length, { chunkRows: USER_CHUNK });
     },
   };
 }

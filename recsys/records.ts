@@ -16,8 +16,9 @@
  * so the scores never cross the bus; the others' (reddit-hot's log10) are computed on the CPU and
  * go up, 4 bytes per live post.
  */
-import { releaseArrays, type Executor } from '../sim-core/exec.ts';
+import { releaseArrays } from '../sim-core/exec.ts';
 import { sharedArray } from '../sim-core/table.ts';
+import { StateTable } from '../sim-core/stateTable.ts';
 import type { PostTable } from '../platform/posts.ts';
 import { rankedBase, type ScoreOptions } from './recommender.ts';
 import { followerFactor, recencyFactor } from './rankers/xInterest.ts';
@@ -34,7 +35,7 @@ const NO_TABLE = sharedArray('f64', 0);
 /** The smallest follower count whose factor is above 1 (rankers/xInterest.ts followerFactor). */
 const FACTOR_FROM = 999;
 
-export class PostRecords {
+export class PostRecords extends StateTable {
   readonly dim: number;
   /** Int32 words per record: 4 fields + the int8 topic. */
   readonly stride: number;
@@ -51,6 +52,7 @@ export class PostRecords {
   private built = 0;
 
   constructor(dim: number) {
+    super();
     this.dim = dim;
     this.stride = 4 + Math.ceil(dim / 4);
     this.rec = sharedArray('i32', 0);
@@ -79,14 +81,15 @@ export class PostRecords {
    * since the last call, and `baseScores` every live post's base score. Returns how many live
    * posts are removed (FLAG.removed).
    */
-  async update(exec: Executor, posts: PostTable, o: ScoreOptions): Promise<number> {
+  async update(posts: PostTable, o: ScoreOptions): Promise<number> {
+    const exec = this.exec;
     const S = this.stride;
     const shift = posts.base - this.base;
     if (shift > 0) {
       // The rows move with the table's (a device executor moves its copy on the device).
       const from = Math.min(shift, this.built);
       this.rec.copyWithin(0, from * S, this.built * S);
-      if (this.built > from) exec.hostMoved?.(this.rec, from * S, 0, (this.built - from) * S);
+      if (this.built > from) this.moved(this.rec, from * S, 0, (this.built - from) * S);
       this.built -= from;
       this.base = posts.base;
     }
@@ -95,11 +98,11 @@ export class PostRecords {
     if (this.rec.length < posts.count * S) {
       const old = this.rec;
       this.grow(posts.count);
-      exec.hostCopied?.(this.rec, old, this.built * S);
+      this.copied(this.rec, old, this.built * S);
       // The old records go back now (0.5 GB at 2^24 rows), not at some later collection.
       await releaseArrays(exec);
     }
-    const device = exec.hostWrote !== undefined;
+    const device = this.onDevice;
     if (device && this.score.length * S < this.rec.length) this.score = sharedArray('f32', this.rec.length / S);
     // The kernels read the column when it is there: a run resumed on the CPU from a device run's
     // checkpoint has it restored, stale, and scores into recF.
@@ -114,7 +117,7 @@ export class PostRecords {
     }
     this.built = posts.count;
     const firstStep = posts.count > posts.first ? (c.step[posts.first] as number) : o.step;
-    if (device) this.tables(exec, o, firstStep, FACTOR_FROM);
+    if (device) this.tables(o, firstStep, FACTOR_FROM);
     const out = device ? this.score : this.recF;
     const args = {
       rank: c.rank,
@@ -147,7 +150,7 @@ export class PostRecords {
       let most = 0;
       for (let v = 0; v < o.followers.length; v++) most = Math.max(most, o.followers[v]);
       if (most < FACTOR_FROM + this.factors.length) throw new Error(`baseScores: ${missing} posts' authors have more followers on the device than the most on the host (${most}): a host write to the follower counts was not announced`);
-      this.tables(exec, o, firstStep, most + 1);
+      this.tables(o, firstStep, most + 1);
       args.factors = this.factors;
     }
   }
@@ -157,11 +160,11 @@ export class PostRecords {
    * rewritten every step, and the follower factors of counts FACTOR_FROM .. `upTo` - 1 at least,
    * kept and extended (the values do not change).
    */
-  private tables(exec: Executor, o: ScoreOptions, firstStep: number, upTo: number): void {
+  private tables(o: ScoreOptions, firstStep: number, upTo: number): void {
     const steps = o.step - firstStep + 1;
     if (this.recencies.length < steps) this.recencies = sharedArray('f64', Math.ceil(steps * 1.25));
     for (let i = 0; i < steps; i++) this.recencies[i] = recencyFactor(((o.step - (firstStep + i)) * o.stepSeconds) / 3600, o.recency, o.tauHours);
-    exec.hostWrote?.(this.recencies, 0, steps);
+    this.wrote(this.recencies, 0, steps);
     const had = this.factors.length;
     if (FACTOR_FROM + had < upTo) {
       const factors = sharedArray('f64', Math.ceil((upTo - FACTOR_FROM) * 1.25));

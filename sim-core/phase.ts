@@ -8,6 +8,7 @@ import type { Graph } from './csr.ts';
 import type { Executor } from './exec.ts';
 import { keyOf, streamOf } from './rng.ts';
 import type { Table } from './table.ts';
+import { tablesOf, type StateTable } from './stateTable.ts';
 
 /** Files a run writes besides metrics and snapshots (posts, events, cascades), in its run directory. */
 export interface RunOutputs {
@@ -69,6 +70,11 @@ export interface Phase {
    * rewrites before reading need not be reachable from it. Phases may share one object.
    */
   state?: object;
+  /**
+   * The state tables this phase reads and writes: names of StateTable fields of a phase's `state`
+   * (sim-core/stateTable.ts). Required of a phase whose state holds tables; see `checkPhases`.
+   */
+  tables?: { reads: readonly string[]; writes: readonly string[] };
   /** Called once before the first step (allocate state, seed a cascade). */
   init?(world: World): Promise<void> | void;
   run(world: World, ctx: StepContext): Promise<void> | void;
@@ -81,7 +87,12 @@ export interface Phase {
   finish?(world: World): Promise<void> | void;
 }
 
-/** Checks that every column a phase declares exists by the time the phase runs. */
+/**
+ * Checks the phases' declarations against the world and each other: every agent column a phase
+ * declares exists; every table it declares is a table of some phase's state (one table per name);
+ * a phase whose state holds tables declares the ones it uses; and a table rewritten every step
+ * (lifetime `step`) is written by an earlier phase of the step than each phase that reads it.
+ */
 export function checkPhases(world: World, phases: readonly Phase[]): void {
   for (const p of phases) {
     for (const c of [...p.reads, ...p.writes]) {
@@ -89,6 +100,29 @@ export function checkPhases(world: World, phases: readonly Phase[]): void {
         throw new Error(`phase ${p.name} declares column "${c}", which the agent table does not have`);
       }
     }
+  }
+  const tables = new Map<string, StateTable>();
+  for (const p of phases) {
+    for (const [name, t] of tablesOf(p.state)) {
+      if ((tables.get(name) ?? t) !== t) throw new Error(`two phase states hold different tables named "${name}"; give one another name`);
+      tables.set(name, t);
+    }
+  }
+  const written = new Set<string>();
+  for (const p of phases) {
+    if (!p.tables) {
+      if (tablesOf(p.state).size > 0) throw new Error(`phase ${p.name} holds state tables (${[...tablesOf(p.state).keys()].join(', ')}) but declares none: add tables: { reads, writes }`);
+      continue;
+    }
+    for (const name of [...p.tables.reads, ...p.tables.writes]) {
+      if (!tables.has(name)) throw new Error(`phase ${p.name} declares table "${name}", which no phase's state holds (tables: ${[...tables.keys()].join(', ') || 'none'})`);
+    }
+    for (const name of p.tables.reads) {
+      if (tables.get(name)!.lifetime === 'step' && !written.has(name) && !p.tables.writes.includes(name)) {
+        throw new Error(`phase ${p.name} reads table "${name}", which is rewritten every step, before any phase writes it; put a phase that writes it first`);
+      }
+    }
+    for (const name of p.tables.writes) written.add(name);
   }
 }
 

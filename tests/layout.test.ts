@@ -80,6 +80,18 @@ describe('layout', () => {
     expect(bad).toEqual([]);
   });
 
+  it('the model layers leave residency to their state tables: no executor sync or host* calls', () => {
+    // sim-core/stateTable.ts: domain code tells its tables what it wrote, moved or will read.
+    const domain = ['models', 'platform', 'recsys', 'llm-archetypes', 'scenarios', 'experiments'];
+    const calls = /\.(?:sync|hostWrote|hostWroteAt|hostMoved|hostCopied|hostRearranged)\?*\.?\(/;
+    const bad = allSources()
+      .filter((f) => domain.includes(top(path.relative(ROOT, f))))
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').map((line, i) => ({ line, at: `${path.relative(ROOT, f)}:${i + 1}` })))
+      .filter(({ line }) => calls.test(line) && !/^\s*(\*|\/\/)/.test(line))
+      .map(({ at, line }) => `${at}: ${line.trim()}`);
+    expect(bad).toEqual([]);
+  });
+
   it('no module reaches itself through its imports', () => {
     const files = allSources().map((f) => path.relative(ROOT, f));
     const known = new Set(files);

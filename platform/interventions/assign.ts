@@ -16,8 +16,8 @@ const group = z.strictObject({ share: z.number().gt(0).max(1), vote: z.union([z.
 
 /** Logs the posts the assignment in force gave a group during its last step, and starts a new count. */
 function closeStep({ social: s, state, log }: RunContext<AssignLog>): void {
-  if (s.assign && state.step >= 0 && s.assign.assigned > 0) log(state.step, state.index, { posts: s.assign.assigned, agents: 0 });
-  if (s.assign) s.assign.assigned = 0;
+  if (s.moderation.assign && state.step >= 0 && s.moderation.assign.assigned > 0) log(state.step, state.index, { posts: s.moderation.assign.assigned, agents: 0 });
+  if (s.moderation.assign) s.moderation.assign.assigned = 0;
 }
 
 export default defineIntervention({
@@ -46,7 +46,7 @@ export default defineIntervention({
     const groups = Object.entries(iv.groups);
     let cum = 0;
     const until = iv.untilStep ?? (iv.untilHour !== undefined ? stepOf({ hour: iv.untilHour }, ctx.world.stepSeconds) : Infinity);
-    s.assign = {
+    s.moderation.assign = {
       key: ctx.key,
       kinds: iv.kinds.reduce((m, k) => m | (1 << POST_KINDS.indexOf(k)), 0),
       codes: groups.map(([g]) => s.posts.groups.indexOf(g)),
@@ -60,7 +60,7 @@ export default defineIntervention({
   },
   beginStep: closeStep,
   endStep(ctx) {
-    const a = ctx.social.assign;
+    const a = ctx.social.moderation.assign;
     ctx.state.step = a && ctx.step < a.until ? ctx.step : -1;
   },
   finish: closeStep,

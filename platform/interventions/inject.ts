@@ -38,7 +38,7 @@ export default defineIntervention({
     const sampleKey = iv.sample !== undefined ? keyOf(world.seed, streamOf(`sample.${iv.sample}`), 0) : key;
     const match = ctx.matchAgents(iv.authors, sampleKey);
     const cand: number[] = [];
-    for (let v = 0; v < world.agents.length; v++) if (s.suspended[v] === 0 && match(v)) cand.push(v);
+    for (let v = 0; v < world.agents.length; v++) if (s.moderation.suspended[v] === 0 && match(v)) cand.push(v);
     // A random sample of `count` of them: the smallest keyed hashes (ties: lower id).
     const chosen = cand
       .map((v) => [hash(sampleKey, v, 1), v] as const)

@@ -43,8 +43,8 @@ export type SelectorType = 'agents' | 'posts';
 
 /** Agents with the k largest follower counts (ties: lower id), as a mask. */
 function topFollowers(s: SocialState, k: number): Uint8Array {
-  const n = s.followers.length;
-  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => s.followers[y] - s.followers[x] || x - y);
+  const n = s.follows.followers.length;
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => s.follows.followers[y] - s.follows.followers[x] || x - y);
   const mask = new Uint8Array(n);
   for (let i = 0; i < Math.min(k, n); i++) mask[order[i]] = 1;
   return mask;

@@ -73,7 +73,7 @@ export default defineIntervention({
       return { posts: 0, agents: 0 };
     }
     const o: BehaviourOverride = { param: P[iv.param.slice('behaviour.'.length) as BehaviourParam], archetypes: iv.archetypes ?? null, value: iv.value as number | undefined, scale: iv.scale };
-    s.behaviourOverrides.push(o);
+    s.behaviour.overrides.push(o);
     for (let k = 0; k < s.behaviour.archetypes; k++) if (o.archetypes === null || o.archetypes.includes(k)) applyOverride(s.behaviour, o, k);
     const A = ctx.world.agents.columns.archetype;
     let agents = 0;

@@ -17,15 +17,15 @@ export default defineIntervention({
     const match = ctx.matchAgents(iv.agents);
     let agents = 0;
     for (let v = 0; v < ctx.world.agents.length; v++) {
-      if (s.suspended[v] === 0 && match(v)) {
-        s.suspended[v] = 1;
+      if (s.moderation.suspended[v] === 0 && match(v)) {
+        s.moderation.suspended[v] = 1;
         agents++;
       }
     }
     // The activate kernel may hold a device copy (sim-core/gpu/executor.ts).
-    ctx.world.exec.hostWrote?.(s.suspended);
+    s.moderation.wrote(s.moderation.suspended);
     const c = s.posts.cols;
-    const posts = ctx.eachPost((r) => s.suspended[c.author[r]] === 1 || s.suspended[c.root_author[r]] === 1, (r) => (c.flags[r] |= FLAG.removed));
+    const posts = ctx.eachPost((r) => s.moderation.suspended[c.author[r]] === 1 || s.moderation.suspended[c.root_author[r]] === 1, (r) => (c.flags[r] |= FLAG.removed));
     return { posts, agents };
   },
 });

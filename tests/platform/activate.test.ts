@@ -43,9 +43,9 @@ describe('activity clock', () => {
           sessionsMean += lambda;
         }
         expect(Math.abs(active - mean), `step ${stepSeconds} s, hour ${hour}: ${active} vs ${mean.toFixed(1)}`).toBeLessThan(4 * Math.sqrt(variance));
-        expect(s.active.length).toBe(active);
+        expect(s.feeds.active.length).toBe(active);
         // Sessions are Poisson(lambda) per user: their total has mean and variance sum(lambda).
-        const sessions = s.activeMask.reduce((a, b) => a + b, 0);
+        const sessions = s.feeds.mask.reduce((a, b) => a + b, 0);
         expect(Math.abs(sessions - sessionsMean), `sessions ${sessions} vs ${sessionsMean.toFixed(1)}`).toBeLessThan(4 * Math.sqrt(sessionsMean));
       }
     }

@@ -12,7 +12,9 @@ import { foldedEdges, newFollowing } from '../../platform/followFold.ts';
 import { foldRoom, pinRows, type Csr } from '../../sim-core/csr.ts';
 import { createExecutor } from '../../sim-core/cpuExecutor.ts';
 import { sharedArray } from '../../sim-core/table.ts';
-import { createPairSet, pairSetAdd } from '../../sim-core/pairSet.ts';
+import { createPairSet, pairSetAdd, type PairSet } from '../../sim-core/pairSet.ts';
+import type { Executor } from '../../sim-core/exec.ts';
+import { FollowTable } from '../../platform/tables.ts';
 import { hash } from '../../sim-core/rng.ts';
 
 function graph(n: number, seed: number) {
@@ -38,6 +40,9 @@ const offsetsOf = (lengths: number[]) => {
   for (const l of lengths) out.push(out[out.length - 1] + l);
   return out;
 };
+
+/** A follow table holding these deltas, bound to `ex`. */
+const deltas = (ex: Executor, added: PairSet, removed: PairSet) => Object.assign(new FollowTable(new Int32Array(0)).bind(ex), { added, removed });
 
 const inline = createExecutor(1);
 const pool4 = createExecutor(4);
@@ -87,7 +92,7 @@ describe('folding follows into the following rows', () => {
         // over its input.
         const copy = { offsets: csr.offsets, targets: sharedArray('i32', csr.targets.length) };
         copy.targets.set(csr.targets);
-        const { following: g, followerOffsets } = await newFollowing(ex, copy, n, added, removed, before);
+        const { following: g, followerOffsets } = await newFollowing(ex, copy, n, deltas(ex, added, removed), before);
         expect(Array.from(g.targets), `${ex.threads} threads`).toEqual(wantTargets);
         expect(Array.from(g.offsets)).toEqual(offsetsOf(want.map((r) => r.length)));
         expect(Array.from(followerOffsets)).toEqual(inDegreeOffsets(want));
@@ -179,7 +184,7 @@ describe('daily rebuilds fold in place into the room the first one left', () => 
           const { added, removed, want } = day(rows, 100 + d, o);
           // A background reader (graph.arrow's write) pins the rows: no fold in place meanwhile.
           const unpin = pinned && d === 0 ? pinRows(G.targets) : () => {};
-          const next = await newFollowing(ex, G, n, added, removed, followers);
+          const next = await newFollowing(ex, G, n, deltas(ex, added, removed), followers);
           unpin();
           expect(next.inPlace, o.what).toBe(o.inPlace);
           if (o.inPlace) expect(next.following.targets.buffer, o.what).toBe(G.targets.buffer);

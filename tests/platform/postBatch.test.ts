@@ -24,15 +24,16 @@ const TOPICS = 3;
 const prototypes = Float32Array.from({ length: TOPICS * D }, (_, i) => ((i * 7) % 5) / 5 - 0.4);
 
 function state(firstId = 0): SocialState {
+  const posts = new PostTable(D, 1024, firstId).bind(pool);
+  posts.latest = sharedArray('i32', USERS).fill(-1);
   return {
-    posts: new PostTable(D, 1024, firstId),
-    latest: sharedArray('i32', USERS).fill(-1),
+    posts,
     cascades: new CascadeTracker(),
     conversations: new CascadeTracker(),
     stories: new StoryTracker(),
     prototypes,
     topics: TOPICS,
-    assign: { key: 99, kinds: (1 << KIND.original) | (1 << KIND.quote), codes: [1, 2], cumulative: [0.3, 0.7], votes: [1, -1], until: 5, assigned: 0 },
+    moderation: { assign: { key: 99, kinds: (1 << KIND.original) | (1 << KIND.quote), codes: [1, 2], cumulative: [0.3, 0.7], votes: [1, -1], until: 5, assigned: 0 } },
   } as unknown as SocialState;
 }
 
@@ -81,7 +82,7 @@ function columnsOf(s: SocialState): Record<string, number[]> {
   const out: Record<string, number[]> = {};
   for (const [name, col] of Object.entries(P.cols) as Array<[PostColumn, ArrayLike<number>]>) out[name] = Array.from(col).slice(P.first, P.count);
   out.topic = Array.from(P.topic.subarray(P.first * D, P.count * D));
-  out.latest = Array.from(s.latest);
+  out.latest = Array.from(s.posts.latest);
   return out;
 }
 
@@ -112,8 +113,8 @@ describe('posts written on the threads (PostBatch)', () => {
     expect(batched.posts.base).toBe(200);
     expect(batched.posts.base).toBe(one.posts.base);
     expect(batched.posts.capacity).toBe(one.posts.capacity);
-    expect(batched.assign!.assigned).toBe(one.assign!.assigned);
-    expect(one.assign!.assigned).toBeGreaterThan(10_000);
+    expect(batched.moderation.assign!.assigned).toBe(one.moderation.assign!.assigned);
+    expect(one.moderation.assign!.assigned).toBeGreaterThan(10_000);
     const [a, b] = [columnsOf(one), columnsOf(batched)];
     for (const name of Object.keys(a)) {
       const i = a[name].findIndex((v, k) => !Object.is(v, b[name][k]));
@@ -138,6 +139,6 @@ describe('posts written on the threads (PostBatch)', () => {
     expect(() => batch.queue(s, 3, KIND.original, -1, -1, 3, 0, 0, 0)).toThrow(/too many posts: .*above 2147483647/);
     await batch.write(pool, s, 0, srcTopic, srcCluster);
     expect(Array.from(s.posts.cols.root.subarray(0, 2))).toEqual([MAX_POST_ID - 1, MAX_POST_ID]);
-    expect(s.latest[2]).toBe(MAX_POST_ID);
+    expect(s.posts.latest[2]).toBe(MAX_POST_ID);
   });
 });

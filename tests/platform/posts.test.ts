@@ -49,7 +49,7 @@ describe('post ids (Int32)', () => {
     const world: World = { agents: society.agents, graph: society.graph, exec, seed: 2, stepSeconds: 3600 };
     const s = createSocialState(world, socialConfig.parse({ startHour: 12 }), behaviour, society.prototypes, 64);
     // The run's post table, started 200 ids below the limit.
-    s.posts = new PostTable(s.posts.dim, 1 << 10, MAX_POST_ID - 200);
+    s.posts = Object.assign(new PostTable(s.posts.dim, 1 << 10, MAX_POST_ID - 200).bind(exec), { latest: s.posts.latest });
     const phases = socialStep(s, { recommend: recommendPhase(s) });
     for (const p of phases) await p.init?.(world);
     let maxShown = -1;
@@ -60,14 +60,14 @@ describe('post ids (Int32)', () => {
       } catch (err) {
         error = err;
       }
-      for (const id of s.feed.subarray(0, s.active.length * s.cfg.feedSize)) maxShown = Math.max(maxShown, id);
+      for (const id of s.feeds.items.subarray(0, s.feeds.active.length * s.cfg.feedSize)) maxShown = Math.max(maxShown, id);
     }
     expect(error).toBeInstanceOf(InputError);
     expect((error as Error).message).toMatch(/^too many posts/);
     // Every id up to the limit was handed out, and ids near it were ranked and shown.
     expect(s.posts.nextId).toBe(MAX_POST_ID + 1);
     expect(maxShown).toBeGreaterThan(MAX_POST_ID - 150);
-    expect(Array.from(s.latest)).toContain(MAX_POST_ID);
+    expect(Array.from(s.posts.latest)).toContain(MAX_POST_ID);
   });
 });
 
@@ -119,7 +119,7 @@ describe('the window of rows', () => {
     const behaviour = heuristicBehaviour({ ageBands: 6, leaningCentres: [-1, -0.5, 0, 0.5, 1], tiers: ACTIVITY_TIERS.length });
     const world: World = { agents: society.agents, graph: society.graph, exec, seed: 3, stepSeconds: 3600 };
     const s = createSocialState(world, socialConfig.parse({ startHour: 12 }), behaviour, society.prototypes, 64);
-    s.posts = new PostTable(s.posts.dim, 16);
+    s.posts = Object.assign(new PostTable(s.posts.dim, 16).bind(exec), { latest: s.posts.latest });
     const phases = socialStep(s, { recommend: recommendPhase(s) });
     for (const p of phases) await p.init?.(world);
     const old = new WeakRef(s.posts.cols.likes);

@@ -34,7 +34,7 @@ function axis(k: number, w = 1): Float32Array {
  * [author, step, likes, dislikes, reposts].
  */
 function table(posts: number[][], firstId = 0, topic = axis(0)): PostTable {
-  const t = new PostTable(D, 4, firstId);
+  const t = new PostTable(D, 4, firstId).bind(inline);
   for (const [author, step, likes, dislikes, reposts] of posts) {
     const id = t.add({ author, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: author, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, topic);
     const r = t.rowOf(id);
@@ -54,8 +54,8 @@ const HAND = [
 ];
 
 async function baseScores(posts: PostTable, ranker: number, step: number, recency: number = EXP): Promise<number[]> {
-  const records = new PostRecords(D);
-  await records.update(inline, posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
+  const records = new PostRecords(D).bind(inline);
+  await records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency, followers });
   return Array.from({ length: posts.count }, (_, r) => records.recF[r * records.stride]);
 }
 
@@ -94,8 +94,8 @@ describe('packed records: base scores as the formulas give them', async () => {
   });
 
   it('topics are stored as round(TOPIC_SCALE x component)', async () => {
-    const records = new PostRecords(D);
-    await records.update(inline, table(HAND, 0, axis(0, 0.6)), { ranker: RANKER.xInterest, step: 20, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    const records = new PostRecords(D).bind(inline);
+    await records.update(table(HAND, 0, axis(0, 0.6)), { ranker: RANKER.xInterest, step: 20, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     const q = (records.stride + 4) * 4;
     expect(Array.from(records.recQ.subarray(q, q + 3))).toEqual([Math.round(TOPIC_SCALE * 0.6), Math.round(TOPIC_SCALE * 0.8), 0]);
   });
@@ -103,8 +103,8 @@ describe('packed records: base scores as the formulas give them', async () => {
 
 describe('candidate index: list orders', async () => {
   const lists = async (posts: PostTable, ranker: number, step: number, perCluster: number) => {
-    const records = new PostRecords(D);
-    await records.update(inline, posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    const records = new PostRecords(D).bind(inline);
+    await records.update(posts, { ranker, step, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     const idx = createCandidateIndex(2, perCluster, perCluster);
     await rebuildCandidates(inline, idx, posts, records, { ranker, minStep: 0, key: 9 });
     return { cluster: Array.from(idx.clusterPosts.subarray(0, perCluster)), trending: Array.from(idx.trending) };
@@ -146,8 +146,8 @@ describe('candidate index: list orders', async () => {
 describe('feed kernel: per-user scores', async () => {
   const args = async (posts: PostTable, ranker: number, interest: Float32Array): Promise<FeedArgs> => {
     const interestQ = Int8Array.from(interest, quantise);
-    const records = new PostRecords(D);
-    await records.update(inline, posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
+    const records = new PostRecords(D).bind(inline);
+    await records.update(posts, { ranker, step: 0, stepSeconds: 3600, tauHours: 6, recency: EXP, followers });
     return { ranker, dim: D, interestQ, rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: posts.base, key: 5 } as unknown as FeedArgs;
   };
 

@@ -11,8 +11,8 @@ afterAll(() => exec.close());
 describe('post records', () => {
   it('follow the post table through retires and growth', async () => {
     const D = 16;
-    const posts = new PostTable(D, 64);
-    const records = new PostRecords(D);
+    const posts = new PostTable(D, 64).bind(exec);
+    const records = new PostRecords(D).bind(exec);
     const followers = new Int32Array(100).map((_, i) => i * 3);
     const S = records.stride;
     const buffers = new Set<ArrayBufferLike>();
@@ -30,7 +30,7 @@ describe('post records', () => {
       if (step >= 20) posts.retire(Math.max(0, posts.count - 300), () => {});
       if (posts.first > 0) withRetired++;
       const o = { ranker: RANKER.xInterest, step, stepSeconds: 3600, tauHours: 6, recency: 0, followers };
-      await records.update(exec, posts, o);
+      await records.update(posts, o);
       buffers.add(records.rec.buffer);
       for (let r = posts.first; r < posts.count; r++) {
         const at = r * S;

@@ -56,19 +56,19 @@ async function handWorld(ranker: string, trending = 20) {
   const D = 16;
   const interest = pop.agents.columns.interest as Float32Array;
   const addPost = (author: number, step: number, likes: number, dislikes: number, topic: Float32Array) => {
-    const id = s.posts.add({ author, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: author, depth: 0, stance: 0, cluster: s.userClusters[0], flags: 0, prevByAuthor: s.latest[author] }, topic);
-    s.latest[author] = id;
+    const id = s.posts.add({ author, step, kind: KIND.original, parent: -1, root: -1, rootAuthor: author, depth: 0, stance: 0, cluster: s.readers.clusters[0], flags: 0, prevByAuthor: s.posts.latest[author] }, topic);
+    s.posts.latest[author] = id;
     const r = s.posts.rowOf(id);
     s.posts.cols.likes[r] = likes;
     s.posts.cols.dislikes[r] = dislikes;
     return id;
   };
   const feedAt = async (step: number) => {
-    s.active = Int32Array.from([0]);
+    s.feeds.active = Int32Array.from([0]);
     reserveActive(s, 1);
-    s.seen.fill(-1);
+    s.readers.seen.fill(-1);
     await rec.run(world, ctxAt(step));
-    return Array.from(s.feed.subarray(0, s.feedLen[0]));
+    return Array.from(s.feeds.items.subarray(0, s.feeds.len[0]));
   };
   const mix = (w: number) => {
     // A unit vector with cosine w to user 0's interest.
@@ -124,12 +124,12 @@ describe('recommend kernel', () => {
     // The score of one post decays by e^(-1/tau) per hour; the kernel multiplies by the cosine.
     const s = h.s;
     const r = s.posts.rowOf(old);
-    const o = { ranker: 3, stepSeconds: 3600, tauHours: 6, recency: 0, followers: s.followers };
+    const o = { ranker: 3, stepSeconds: 3600, tauHours: 6, recency: 0, followers: s.follows.followers };
     const b1 = baseScore(s.posts, r, { ...o, step: 1 });
     const b2 = baseScore(s.posts, r, { ...o, step: 2 });
     expect(b2 / b1).toBeCloseTo(Math.exp(-1 / 6), 6);
-    const records = new PostRecords(16);
-    await records.update(exec, s.posts, { ...o, step: 1 });
+    const records = new PostRecords(16).bind(exec);
+    await records.update(s.posts, { ...o, step: 1 });
     const user = scoreOf({ ranker: 3, dim: 16, interestQ: Int8Array.from(h.interest, quantise), rec: records.rec, recF: records.recF, recQ: records.recQ, stride: records.stride, base: s.posts.base } as never, 0, r);
     // Topics are stored as int8 for ranking: the cosine is exact to about 1%.
     expect(user / MAX_DOT / (0.9 * Math.exp(-1 / 6))).toBeCloseTo(1, 1);
@@ -155,14 +155,14 @@ describe('in-network candidates', () => {
       const s = createSocialState(world, socialConfig.parse(cfg), behaviour, pop.prototypes, 64);
       const topic = new Float32Array(16).fill(0.25);
       for (let a = 1; a <= 7; a++) {
-        s.latest[a] = s.posts.add({ author: a, step: 0, kind: KIND.original, parent: -1, root: -1, rootAuthor: a, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, topic);
+        s.posts.latest[a] = s.posts.add({ author: a, step: 0, kind: KIND.original, parent: -1, root: -1, rootAuthor: a, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, topic);
       }
       const rec = recommendPhase(s);
       await rec.init!(world);
-      s.active = Int32Array.from([0]);
+      s.feeds.active = Int32Array.from([0]);
       reserveActive(s, 1);
       await rec.run(world, ctxAt(1));
-      return Array.from(s.feed.subarray(0, s.feedLen[0]));
+      return Array.from(s.feeds.items.subarray(0, s.feeds.len[0]));
     };
     expect((await feedOf(3)).length).toBe(3);
     expect((await feedOf(7)).length).toBe(7);
@@ -188,10 +188,10 @@ describe('social platform', () => {
         run(w) {
           const F = s.cfg.feedSize;
           const G = w.graph.following;
-          for (let k = 0; k < s.active.length; k++) {
-            const u = s.active[k];
-            const len = s.feedLen[k];
-            const ids = Array.from(s.feed.subarray(k * F, k * F + len));
+          for (let k = 0; k < s.feeds.active.length; k++) {
+            const u = s.feeds.active[k];
+            const len = s.feeds.len[k];
+            const ids = Array.from(s.feeds.items.subarray(k * F, k * F + len));
             feeds++;
             if (len === F) full++;
             if (new Set(ids).size !== ids.length) violations++;
@@ -201,8 +201,8 @@ describe('social platform', () => {
               const r = s.posts.rowOf(id);
               const a = s.posts.cols.author[r];
               if (a === u) violations++;
-              if (pairSetHas(s.mutes.keysA, s.mutes.keysB, u, a) || pairSetHas(s.mutes.keysA, s.mutes.keysB, u, s.posts.cols.root_author[r])) violations++;
-              const flagged = s.feedFlags[k * F + i] === 1;
+              if (pairSetHas(s.follows.mutes.keysA, s.follows.mutes.keysB, u, a) || pairSetHas(s.follows.mutes.keysA, s.follows.mutes.keysB, u, s.posts.cols.root_author[r])) violations++;
+              const flagged = s.feeds.flags[k * F + i] === 1;
               if (flagged) nIn++;
               if (flagged !== followees.has(a)) violations++;
             });
@@ -233,12 +233,12 @@ describe('social platform', () => {
           writes: [],
           run(w) {
             const G = w.graph.following;
-            for (let k = 0; k < s.active.length; k++) {
-              const u = s.active[k];
+            for (let k = 0; k < s.feeds.active.length; k++) {
+              const u = s.feeds.active[k];
               const followees = new Set(G.targets.subarray(G.offsets[u], G.offsets[u + 1]));
-              for (let i = 0; i < s.feedLen[k]; i++) {
+              for (let i = 0; i < s.feeds.len[k]; i++) {
                 items++;
-                if (!followees.has(s.posts.cols.author[s.posts.rowOf(s.feed[k * s.cfg.feedSize + i])])) outside++;
+                if (!followees.has(s.posts.cols.author[s.posts.rowOf(s.feeds.items[k * s.cfg.feedSize + i])])) outside++;
               }
             }
           },

@@ -49,9 +49,9 @@ describe.skipIf(!gpu)(`post base scores on WebGPU (${gpu?.adapter})`, () => {
     const inner = createExecutor(1);
     const exec = new GpuExecutor(gpu!, inner);
     try {
-      const posts = new PostTable(D, 64, 2 ** 24 - 500);
-      const mine = new PostRecords(D);
-      const theirs = new PostRecords(D);
+      const posts = new PostTable(D, 64, 2 ** 24 - 500).bind(cpu);
+      const mine = new PostRecords(D).bind(cpu);
+      const theirs = new PostRecords(D).bind(exec);
       // Counts around 999 (factor 1 at 999 exactly) and far past it; some grow every step, past the factor table.
       const followers = new Int32Array(users).map((_, v) => (v % 5 === 0 ? 990 + (v % 20) : v % 7 === 0 ? hash(61, v) % 2_000_000 : v));
       const seen = { subnormal: 0, factor: 0 };
@@ -68,8 +68,8 @@ describe.skipIf(!gpu)(`post base scores on WebGPU (${gpu?.adapter})`, () => {
         // About half an hour a step, the window ~20 hours: at tau = 0.19 h, R(age) of the oldest rows is
         // an f32 subnormal (e^-87 to e^-103) or 0.
         const o = { ranker: code, step, stepSeconds: 1800 + 97 * step, tauHours, recency, followers };
-        const want = await mine.update(cpu, posts, o);
-        const got = await theirs.update(exec, posts, o);
+        const want = await mine.update(posts, o);
+        const got = await theirs.update(posts, o);
         expect(got, `step ${step}: removed`).toBe(want);
         await exec.sync([theirs.score]);
         for (let r = posts.first; r < posts.count; r++) {
@@ -154,8 +154,8 @@ describe.skipIf(!gpu)(`post base scores on WebGPU (${gpu?.adapter})`, () => {
       const posts = new PostTable(4, 64);
       for (let i = 0; i < 100; i++) posts.add({ author: i % 9, step: i >> 3, kind: KIND.original, parent: -1, root: -1, rootAuthor: 0, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, [1, 0, 0, 0]);
       posts.cols.likes.fill(3);
-      const records = new PostRecords(4);
-      await records.update(exec, posts, { ranker: RANKER.redditHot, step: 20, stepSeconds: 3600, tauHours: 6, recency: 0, followers: new Int32Array(9) });
+      const records = new PostRecords(4).bind(exec);
+      await records.update(posts, { ranker: RANKER.redditHot, step: 20, stepSeconds: 3600, tauHours: 6, recency: 0, followers: new Int32Array(9) });
       await exec.sync([records.score]);
       expect(records.score[99]).toBe(Math.fround(Math.log10(3) + (12 * 3600) / 45000));
       expect(exec.counts.gpu.get('baseScores')).toBeUndefined();
