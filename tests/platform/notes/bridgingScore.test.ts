@@ -75,6 +75,24 @@ describe('bridgingScore', () => {
     expect(Array.from(c.status)).toEqual(Array.from(a.status));
   });
 
+  it('reaches the same minimum from any key on sparse ratings', () => {
+    // 4,000 raters on two sides, 2,000 notes with 25 ratings each: about 12 ratings a rater.
+    const R = 4000;
+    const list: Array<[number, number, number]> = [];
+    for (let n = 0; n < 2000; n++) {
+      for (let j = 0; j < 25; j++) {
+        const u = Math.floor(uniform(5, n * 25 + j, 0) * R);
+        const y = 0.5 + 0.3 * normal(5, n, 1) + ((u & 1) * 2 - 1) * 0.3 * normal(5, n, 2) + 0.2 * normal(5, n * 25 + j, 3);
+        list.push([u, n, y > 0.75 ? 1 : y > 0.25 ? 0.5 : 0]);
+      }
+    }
+    const fits = [1, 2, 3].map((key) => bridgingScore(columns(list), R, 2000, { key }));
+    for (const f of fits.slice(1)) {
+      expect(f.loss).toBeCloseTo(fits[0].loss, 3);
+      expect(Array.from(f.status)).toEqual(Array.from(fits[0].status));
+    }
+  });
+
   it('applies the published status rule, with the Helpful inertia', () => {
     const ratings = Int32Array.of(5, 5, 5, 5, 5, 4);
     const i = Float64Array.of(0.4, 0.45, 0.395, -0.06, -0.3, 0.9);

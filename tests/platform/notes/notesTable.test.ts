@@ -26,12 +26,13 @@ describe('NotesTable', () => {
     expect(t.ratings.count).toBe(1500);
     expect(t.addNote(1000, 0, 30)).toBe(-1);
     expect(t.addRating(50, 3, 0, 30)).toBe(false);
-    expect(t.notes.cols.post[299]).toBe(1299);
+    expect([t.notes.cols.post[3], t.notes.cols.writer[3], t.notes.cols.post[299]]).toEqual([1003, 3, 1299]);
     expect(t.notes.cols.helpful[7]).toBe(3);
     expect(t.notes.cols.ratings[7]).toBe(5);
     const r = t.ratingColumns();
     expect(r.count).toBe(1500);
     expect([r.rater[1499], r.note[1499], r.value[1499]]).toEqual([54, 299, 0]);
+    expect([r.rater[2], r.note[2], r.value[2]]).toEqual([52, 0, 1]);
     expect(() => t.addRating(1, 300, 1, 0)).toThrow(/note 300 does not exist/);
   });
 
