@@ -13,8 +13,9 @@
  *
  * The fit here is alternating least squares, written from the loss above: with the raters fixed,
  * each note's (i_n, f_n) is the exact minimiser of a two-by-two regularised least-squares problem,
- * and likewise each rater's with the notes fixed, and mu's in closed form; every step lowers the
- * loss. A sweep is O(ratings): the ratings are put once into note-major and rater-major order (a
+ * and likewise each rater's with the notes fixed, and mu's in closed form; after each sweep the
+ * parameters also move to the minimum along the loss's flat directions (factorFit.ts
+ * alongSymmetries), which alternating solves alone crawl along. Every step lowers the loss. A sweep is O(ratings): the ratings are put once into note-major and rater-major order (a
  * stable counting sort), so each solve sums its own ratings in input order. The rater factors
  * start from the leading singular vector of the ratings less their note means (power iteration
  * from draws of the counter-based RNG, sim-core/rng.ts, under `key`): the loss is not convex, and
@@ -51,7 +52,6 @@ export const BRIDGING = {
   /** "only raters with at least 10 ratings and notes with at least 5 ratings are included" (guide, Complete Algorithm Steps, 1). */
   minRaterRatings: 10,
 } as const;
-
 
 export interface BridgingOptions {
   lambdaIntercept?: number;

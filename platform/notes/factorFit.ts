@@ -8,13 +8,13 @@ import { normal } from '../../sim-core/rng.ts';
 
 /**
  * The spectral start's power iteration stops when an iteration turns the vector by less than this
- * (1 - |cos| of the angle), or after SPECTRAL_ITERATIONS (each two passes over the ratings). The
- * loss is not convex: from random rater factors, alternating solves on a million sparse ratings
- * ended in minima whose losses differed by 8% between seeds, with hundreds of notes changing
- * status; from the leading singular vector of the ratings less their note means (the one-factor
- * structure the model fits) every seed reached the same, lowest, minimum in a tenth of the sweeps.
+ * (1 - |cos| of the angle), or after SPECTRAL_ITERATIONS (each two passes over the ratings). Why a
+ * spectral start: the loss is not convex, and on sparse ratings alternating solves from random
+ * rater factors end in different minima for different seeds (different notes shown); from the
+ * leading singular vector of the ratings less their note means (the one-factor structure the model
+ * fits) they reach the same, lower, minimum whatever the seed, in far fewer sweeps.
  */
-const SPECTRAL_TOLERANCE = 1e-5;
+const SPECTRAL_TOLERANCE = 1e-4;
 const SPECTRAL_ITERATIONS = 50;
 
 /** Ratings in one entity's order: entity e's are [start[e], start[e + 1]) of other (the other side's index) and value. */
@@ -43,8 +43,9 @@ export function csr(by: Int32Array, other: Int32Array, value: Float32Array, keep
 
 /**
  * Solves every entity's (intercept, factor) given the other side's, in place. Returns the largest
- * change, the sums of squared intercepts and factors, and (for the loss and mu) the sum and the sum
- * of squares of the residuals after the solve.
+ * change, the sums of squared intercepts and factors, the sum and the sum of squares of the
+ * residuals after the solve (for the loss and mu), and the moments of the fitted entities (for
+ * alongSymmetries).
  */
 export function solveSide(m: Csr, mu: number, li: number, lf: number, icpt: Float64Array, fac: Float64Array, oIcpt: Float64Array, oFac: Float64Array) {
   let delta = 0;
@@ -171,11 +172,15 @@ export function spectralStart(byNote: Csr, byUser: Csr, key: number, x: Float64A
   const y = new Float64Array(notes);
   const fitted = (u: number) => byUser.start[u + 1] > byUser.start[u];
   let m = 0;
+  let s0 = 0;
   for (let u = 0; u < x.length; u++) {
     x[u] = fitted(u) ? normal(key, u) : 0;
     if (fitted(u)) m++;
+    s0 += x[u] * x[u];
   }
   if (m === 0) return;
+  // Every x the loop starts from has squared norm m (root-mean-square 1).
+  for (let u = 0; u < x.length; u++) x[u] *= Math.sqrt(m / s0);
   for (let it = 0; it < SPECTRAL_ITERATIONS; it++) {
     for (let n = 0; n < notes; n++) {
       let s = 0;
@@ -193,12 +198,11 @@ export function spectralStart(byNote: Csr, byUser: Csr, key: number, x: Float64A
     }
     if (!(ss > 0)) {
       // No structure beyond the note means: start from the draws (any start is then as good).
-      for (let u = 0; u < x.length; u++) x[u] = fitted(u) ? normal(key, u) : 0;
+      for (let u = 0; u < x.length; u++) x[u] = fitted(u) ? normal(key, u) * Math.sqrt(m / s0) : 0;
       return;
     }
     const scale = Math.sqrt(m / ss);
     for (let u = 0; u < x.length; u++) x[u] *= scale;
-    // The previous x had squared norm m.
     if (1 - Math.abs(dot) / Math.sqrt(ss * m) < SPECTRAL_TOLERANCE) return;
   }
 }
