@@ -16,12 +16,13 @@ export const notesConfig = z.strictObject({
    */
   scoring: z.enum(['bridging', 'majority']).default('bridging').describe('how notes are scored: bridging (matrix factorisation) or majority (mean rating)'),
   /**
-   * Share of accounts enrolled as contributors (they write and rate notes). X reported about 1
-   * million contributors in 2025 (X's Community Notes account, as reported by the press) and claims
-   * about 600 million monthly users (X, 2024): about 0.2%. A small population may need more to
-   * rate enough notes; that is a choice of the study.
+   * Share of accounts enrolled as contributors (they write and rate notes). X told the Canadian
+   * House of Commons ethics committee of 800,000 contributors (44th Parliament, ETHI meeting 135),
+   * and announced about 1 million in 2025 (press reports), against about 600 million monthly users
+   * X claims (its own figure, not independently checked): 0.13% to 0.17%. A small population may
+   * need more contributors to rate enough notes; that is a choice of the study.
    */
-  contributors: z.number().min(0).max(1).default(0.002).describe('share of accounts that are Community Notes contributors (write and rate notes)'),
+  contributors: z.number().min(0).max(1).default(0.0015).describe('share of accounts that are Community Notes contributors (write and rate notes)'),
   /**
    * Probability that a contributor writes a note on a post it is shown. No per-impression rate is
    * published: a free parameter.
@@ -87,15 +88,23 @@ export const notesConfig = z.strictObject({
 });
 export type NotesConfig = z.output<typeof notesConfig>;
 
-/** Parses `input` (undefined: the defaults); bad input throws an InputError of one line naming the field. */
-export function parseNotesConfig(input: unknown): NotesConfig {
+/** The field names of the object at `path` inside notesConfig (defaults unwrapped). */
+function fieldsAt(path: readonly PropertyKey[]): string[] {
+  const unwrap = (t: z.ZodType): z.ZodType => (t instanceof z.ZodDefault ? unwrap(t.unwrap() as z.ZodType) : t);
+  let at: z.ZodType = notesConfig;
+  for (const k of path) at = (unwrap(at) as z.ZodObject).shape[String(k)];
+  return Object.keys((unwrap(at) as z.ZodObject).shape);
+}
+
+/**
+ * Parses `input` (undefined: the defaults); bad input throws an InputError of one line naming the
+ * field by its path from `prefix` (where the caller's parameters hold the notes settings).
+ */
+export function parseNotesConfig(input: unknown, prefix = 'notes'): NotesConfig {
   const r = notesConfig.safeParse(input ?? {});
   if (r.success) return r.data;
   const i = r.error.issues[0];
-  const at = ['notes', ...i.path.map(String)].join('.');
-  if (i.code === 'unrecognized_keys') {
-    const valid = Object.keys(i.path.length ? ((notesConfig.shape as Record<string, { def?: { innerType?: { shape?: object } } }>)[String(i.path[0])]?.def?.innerType?.shape ?? {}) : notesConfig.shape);
-    throw new InputError(`unknown field ${at}.${i.keys[0]}; fields: ${valid.join(', ')}`);
-  }
+  const at = [prefix, ...i.path.map(String)].join('.');
+  if (i.code === 'unrecognized_keys') throw new InputError(`unknown field ${at}.${i.keys[0]}; fields: ${fieldsAt(i.path).join(', ')}`);
   throw new InputError(`${at}: ${i.message}; set it with --set ${at}=VALUE`);
 }

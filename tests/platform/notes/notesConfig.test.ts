@@ -31,5 +31,6 @@ describe('notesConfig', () => {
     expect(refusal(() => parseNotesConfig({ majorityThreshold: 0.5 }))).toMatch(/^notes\.majorityThreshold: /);
     expect(refusal(() => parseNotesConfig({ contributers: 0.1 }))).toMatch(/^unknown field notes\.contributers; fields: enabled, scoring, contributors/);
     expect(refusal(() => parseNotesConfig({ shown: { repost: 0.5 } }))).toMatch(/^unknown field notes\.shown\.repost; fields: reshare, like$/);
+    expect(refusal(() => parseNotesConfig({ rate: -1 }, 'platform.notes'))).toMatch(/^platform\.notes\.rate: .*--set platform\.notes\.rate=VALUE$/);
   });
 });
