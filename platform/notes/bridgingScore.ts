@@ -15,8 +15,10 @@
  * each note's (i_n, f_n) is the exact minimiser of a two-by-two regularised least-squares problem,
  * and likewise each rater's with the notes fixed, and mu's in closed form; after each sweep the
  * parameters also move to the minimum along the loss's flat directions (factorFit.ts
- * alongSymmetries), which alternating solves alone crawl along. Every step lowers the loss. A sweep is O(ratings): the ratings are put once into note-major and rater-major order (a
- * stable counting sort), so each solve sums its own ratings in input order. The rater factors
+ * alongSymmetries), which alternating solves alone crawl along, and jump further along their own
+ * path where that lowers the loss (factorFit.ts Extrapolation). Every step lowers the loss. A
+ * sweep is O(ratings): the ratings are put once into note-major and rater-major order (a stable
+ * counting sort), so each solve sums its own ratings in input order. The rater factors
  * start from the leading singular vector of the ratings less their note means (power iteration
  * from draws of the counter-based RNG, sim-core/rng.ts, under `key`): the loss is not convex, and
  * this start finds the same minimum whatever the key. Same input, same bits: float64 throughout
@@ -28,7 +30,7 @@
  * thresholds, the factor bound and the Helpful inertia.
  */
 import { keyOf, streamOf } from '../../sim-core/rng.ts';
-import { alongSymmetries, csr, solveSide, spectralStart } from './factorFit.ts';
+import { Extrapolation, alongSymmetries, csr, solveSide, spectralStart } from './factorFit.ts';
 import { MIN_RATINGS, STATUS, checkRatings, type RatingColumns } from './noteStatus.ts';
 
 /** The published constants (ranking-notes guide), each with where it is stated. */
@@ -89,7 +91,7 @@ export interface BridgingResult {
   fitted: number;
   iterations: number;
   converged: boolean;
-  /** The regularised loss at the last sweep. */
+  /** The regularised loss at the parameters returned. */
   loss: number;
 }
 
@@ -136,14 +138,16 @@ export function bridgingScore(r: RatingColumns, raters: number, notes: number, o
   let loss = NaN;
   let iterations = 0;
   let converged = kept === 0;
+  const jump = new Extrapolation(notes, raters);
+  const params = [noteIntercept, noteFactor, raterIntercept, raterFactor];
   while (!converged && iterations < maxIterations) {
     iterations++;
     const n = solveSide(byNote, mu, li, lf, noteIntercept, noteFactor, raterIntercept, raterFactor);
     const u = solveSide(byUser, mu, li, lf, raterIntercept, raterFactor, noteIntercept, noteFactor);
-    loss = u.sumE2 + li * (u.sumI2 + n.sumI2 + mu * mu) + lf * (u.sumF2 + n.sumF2);
     // mu's minimiser with the rest fixed: the residuals' sum is taken at the old mu.
     mu = (u.sumE + kept * mu) / (kept + li);
     mu = alongSymmetries(mu, li, lf, n.moments, u.moments, byNote.start, noteIntercept, noteFactor, byUser.start, raterIntercept, raterFactor);
+    ({ mu, loss } = jump.apply(byNote, mu, li, lf, params));
     converged = n.delta <= tolerance;
   }
 

@@ -206,3 +206,73 @@ export function spectralStart(byNote: Csr, byUser: Csr, key: number, x: Float64A
     if (1 - Math.abs(dot) / Math.sqrt(ss * m) < SPECTRAL_TOLERANCE) return;
   }
 }
+
+/** The regularised loss at the given parameters (one pass over the ratings, in note order). */
+export function lossAt(byNote: Csr, mu: number, li: number, lf: number, nI: Float64Array, nF: Float64Array, uI: Float64Array, uF: Float64Array): number {
+  let data = 0;
+  let i2 = mu * mu;
+  let f2 = 0;
+  for (let n = 0; n < nI.length; n++) {
+    const a = mu + nI[n];
+    const b = nF[n];
+    for (let p = byNote.start[n]; p < byNote.start[n + 1]; p++) {
+      const o = byNote.other[p];
+      const e = byNote.value[p] - a - uI[o] - uF[o] * b;
+      data += e * e;
+    }
+    i2 += nI[n] * nI[n];
+    f2 += b * b;
+  }
+  for (let u = 0; u < uI.length; u++) {
+    i2 += uI[u] * uI[u];
+    f2 += uF[u] * uF[u];
+  }
+  return data + li * i2 + lf * f2;
+}
+
+/** Largest extrapolation step, in multiples of the last sweep's change. */
+const MAX_STEP = 32;
+
+/**
+ * Extrapolation between sweeps: where the sweeps keep moving the same way (a long, shallow valley
+ * of the loss, as when the factors are weakly determined and lambda_f is small), the parameters
+ * jump `step` times the last sweep's change further, kept only if that lowers the loss. The step
+ * doubles after each kept jump (up to MAX_STEP) and falls back to 1 after a refused one. Costs two
+ * loss evaluations a sweep.
+ */
+export class Extrapolation {
+  private readonly prev: Float64Array[];
+  private readonly trial: Float64Array[];
+  private prevMu = NaN;
+  private step = 1;
+  constructor(notes: number, raters: number) {
+    this.prev = [new Float64Array(notes), new Float64Array(notes), new Float64Array(raters), new Float64Array(raters)];
+    this.trial = this.prev.map((a) => new Float64Array(a.length));
+  }
+
+  /** Takes the parameters after a sweep (in place: they may jump); returns mu and the loss where they end. */
+  apply(byNote: Csr, mu: number, li: number, lf: number, params: Float64Array[]): { mu: number; loss: number } {
+    const [nI, nF, uI, uF] = params;
+    let loss = lossAt(byNote, mu, li, lf, nI, nF, uI, uF);
+    if (!Number.isNaN(this.prevMu)) {
+      const s = this.step;
+      for (let k = 0; k < 4; k++) {
+        const to = this.trial[k];
+        const at = params[k];
+        const from = this.prev[k];
+        for (let e = 0; e < at.length; e++) to[e] = at[e] + s * (at[e] - from[e]);
+      }
+      const trialMu = mu + s * (mu - this.prevMu);
+      const trialLoss = lossAt(byNote, trialMu, li, lf, this.trial[0], this.trial[1], this.trial[2], this.trial[3]);
+      if (trialLoss < loss) {
+        for (let k = 0; k < 4; k++) params[k].set(this.trial[k]);
+        mu = trialMu;
+        loss = trialLoss;
+        this.step = Math.min(2 * s, MAX_STEP);
+      } else this.step = 1;
+    }
+    for (let k = 0; k < 4; k++) this.prev[k].set(params[k]);
+    this.prevMu = mu;
+    return { mu, loss };
+  }
+}
