@@ -1,37 +1,45 @@
 /**
  * `socsim calibrate`: a CMA-ES search (cmaes.ts) over the fitted parameters for the values under
  * which a metrics column (or several, weighted) reproduces an observed series, by NRMSE
- * (calibrationTarget.ts) of the mean over seeds 1..N. Every evaluation is N ordinary `socsim run`
- * children (experimentRun.ts's executePlan, `--jobs` at a time) under DIR/runs/e<eval>-s<seed>,
- * with their parameters in DIR/plans/. The seeds are the same at every evaluation (common random
- * numbers), so the loss is a deterministic function of the parameters.
+ * (calibrationTarget.ts) of the mean over seeds 1..N, and/or the simulated moments match published
+ * ones, by the moment loss (momentLoss.ts) of their means over seeds 1..N. Every evaluation is N
+ * ordinary `socsim run` children per arm (experimentRun.ts's executePlan, `--jobs` at a time)
+ * under DIR/runs/e<eval>-s<seed> (the reference arm) and DIR/runs/e<eval>-<arm>-s<seed> (another
+ * arm of an experiment file that a moment reads), with their parameters in DIR/plans/. The seeds
+ * are the same at every evaluation and in every arm (common random numbers), so the loss is a
+ * deterministic function of the parameters.
  *
  * Resuming: the search is a pure function of `--seed` and the losses it is told, so a re-run with
  * the same calibration.json asks for the same runs in the same order; runs already complete are
- * skipped (their metrics.arrow is read again) and an interrupted one resumes from its checkpoint.
- * A larger `--budget` continues a finished calibration.
+ * skipped (their metrics.arrow is read again, and the moment values recorded in
+ * DIR/moment-values/) and an interrupted one resumes from its checkpoint. A larger `--budget`
+ * continues a finished calibration.
  *
  * Disk: only the runs of the best evaluation so far are kept whole; the others keep manifest.json
- * and metrics.arrow, all that resuming and the tables need.
+ * and metrics.arrow, all that resuming and the tables need (moments are measured, and their
+ * values recorded, before a run is pruned).
  *
  * Files: calibration.json (settings), calibration.arrow (one row per run: eval, generation, each
  * fitted parameter, seed, that seed's loss, and the evaluation's objective), target.arrow (the
- * target series), best.json (best parameters, loss, noise level, near-best spread) and best/, a
- * copy of the best evaluation's seed-1 run with target.arrow, for `socsim serve DIR/best`.
+ * target series), moments.arrow (every moment at the best point: simulated mean and 95% t interval
+ * over seeds, published value and interval, weight, contribution to the loss), best.json (best
+ * parameters, loss, noise level, near-best spread, the moments as in moments.arrow) and best/, a
+ * copy of the best evaluation's seed-1 run (reference arm) with target.arrow, for `socsim serve
+ * DIR/best`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
-import { tableFromIPC } from 'apache-arrow';
 import { escapeControls, InputError } from '../../sim-core/errors.ts';
 import { writeArrowFile, type ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { Cmaes } from './cmaes.ts';
 import { executePlan, runComplete, writeFileAtomic, type RunnablePlan, type Shard } from '../experiment/experimentRun.ts';
 import { effectiveStatus, readRunManifest } from '../run/runDirectory.ts';
 import { planFile, type PlannedRun } from '../experiment/experimentPlan.ts';
-import { loss, type Match, type Target } from './calibrationTarget.ts';
+import type { Match, Target } from './calibrationTarget.ts';
 import { paramsAt, sameCalibration, valueAt, type CalibrationBase, type CalibrationJson, type Fit } from './calibrationSetup.ts';
-import { closestKey } from '../run/strictParams.ts';
+import { evaluate, momentNoise, seedNoise, type Evaluation, type Goal } from './evaluation.ts';
+import { momentFits, type MomentFit } from './momentLoss.ts';
 import { makeDirectory } from '../../sim-core/io/makeDirectory.ts';
 import { LOCK_ENTRY, lockDirectory } from '../run/dirLock.ts';
 
@@ -57,15 +65,7 @@ export interface CalibrateOptions {
 /** Seconds between looks at the other shards' runs. */
 const POLL_SECONDS = 1;
 
-export interface Evaluation {
-  eval: number;
-  generation: number;
-  values: number[];
-  /** Per seed: the loss of that seed's series, and the series per matched column. */
-  seedLoss: number[];
-  series: Array<Record<string, number[]>>;
-  objective: number;
-}
+export { readSeries, type Evaluation, type Goal } from './evaluation.ts';
 
 export interface BestJson {
   parameters: Record<string, number>;
@@ -75,10 +75,20 @@ export interface BestJson {
   runs: number;
   generations: number;
   stopped: 'budget' | 'tolerance';
-  /** Standard error of the seed-mean series at the best point, in NRMSE units. */
+  /**
+   * Standard error of the loss from seed noise at the best point: of the seed-mean series in NRMSE
+   * units (a series target alone), else of the moment loss (evaluation.ts's momentNoise).
+   */
   loss_standard_error: number;
-  /** The NRMSE a perfect model's N-seed mean would have against one independent realisation. */
-  noise_nrmse: number;
+  /** With a series target: the NRMSE a perfect model's N-seed mean would have against one independent realisation. */
+  noise_nrmse?: number;
+  /** With moments: the moment loss a perfect model's N-seed means would score on average from seed noise alone. */
+  noise_moment_loss?: number;
+  /** With moments: the moment loss and the series NRMSE (with a series target) that make up `loss`. */
+  moment_loss?: number;
+  nrmse?: number;
+  /** With moments: each moment at the best point. */
+  moments?: MomentFit[];
   /** Per parameter: min and max over the evaluations within 2 standard errors of the best loss. */
   near_best: { count: number; threshold: number; ranges: Record<string, [number, number]> };
   /** CMA-ES's final mean and per-parameter standard deviation, in parameter units. */
@@ -88,60 +98,14 @@ export interface BestJson {
 
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
-/** The matched columns of one run's metrics at the target's steps. */
-export function readSeries(runDir: string, target: Target, matches: Match[], runId: string): Record<string, number[]> {
-  const t = tableFromIPC(fs.readFileSync(path.join(runDir, 'metrics.arrow')));
-  const names = t.schema.fields.map((f) => f.name);
-  const steps = Array.from(t.getChild('step')!.toArray() as Int32Array);
-  const row = new Map(steps.map((s, i) => [s, i]));
-  const out: Record<string, number[]> = {};
-  for (const m of matches) {
-    const col = t.getChild(m.column);
-    if (!col) {
-      const near = closestKey(m.column, names);
-      throw new InputError(`--match ${m.column}: the runs' metrics have no column ${m.column}${near ? `; did you mean ${near}?` : `; they have ${names.join(', ')}`}`);
-    }
-    out[m.column] = target.steps.map((s) => {
-      const i = row.get(s);
-      if (i === undefined) throw new InputError(`${target.file}: step ${s} is not in the runs' metrics (run ${runId} has steps ${steps[0]}..${steps[steps.length - 1]}); drop the row or change --steps/--hours`);
-      return Number(col.get(i));
-    });
-  }
-  return out;
-}
+/** A run's id: e<eval>-s<seed> in the reference arm, e<eval>-<arm>-s<seed> in another. */
+const runIdOf = (ev: number, seed: number, arm?: string) => `e${String(ev).padStart(4, '0')}${arm === undefined ? '' : `-${arm}`}-s${seed}`;
 
-/** Mean over seeds of each matched series. */
-function meanSeries(series: Array<Record<string, number[]>>, matches: Match[]): Record<string, number[]> {
-  return Object.fromEntries(matches.map((m) => [m.column, series[0][m.column].map((_, k) => series.reduce((a, s) => a + s[m.column][k], 0) / series.length)]));
-}
+/** The arms an evaluation runs: the reference (undefined), then the others the moments read. */
+const armsOf = (cal: CalibrationJson): Array<string | undefined> => [undefined, ...(cal.moments?.arms ?? [])];
 
-/**
- * Seed noise at one evaluation: the root mean square over steps of the standard deviation across
- * seeds, divided by the target's range (weighted over matched columns): divided by sqrt(N) it is
- * the standard error of the seed mean; times sqrt(1 + 1/N), the expected NRMSE of a perfect
- * model's N-seed mean against one independent realisation.
- */
-function seedNoise(e: Evaluation, target: Target, matches: Match[]): number {
-  const n = e.series.length;
-  if (n < 2) return NaN;
-  let num = 0;
-  let den = 0;
-  for (const m of matches) {
-    const t = target.values[m.column];
-    const range = Math.max(...t) - Math.min(...t);
-    let ss = 0;
-    for (let k = 0; k < t.length; k++) {
-      const xs = e.series.map((s) => s[m.column][k]);
-      const mean = xs.reduce((a, b) => a + b, 0) / n;
-      ss += xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1);
-    }
-    num += (m.weight * Math.sqrt(ss / t.length)) / range;
-    den += m.weight;
-  }
-  return num / den;
-}
-
-const runIdOf = (ev: number, seed: number) => `e${String(ev).padStart(4, '0')}-s${seed}`;
+/** Where an evaluation's moment values are recorded (read back on resuming, once its runs are pruned). */
+const valuesFile = (dir: string, ev: number) => path.join(dir, 'moment-values', `e${String(ev).padStart(4, '0')}.json`);
 
 /** Removes everything but manifest.json and metrics.arrow from a finished evaluation run. */
 /**
@@ -168,7 +132,24 @@ function writeTables(dir: string, cal: CalibrationJson, evals: Evaluation[]): vo
     { name: 'loss', type: 'f64', values: Float64Array.from(rows, (r) => r.e.seedLoss[r.j]) },
     { name: 'objective', type: 'f64', values: Float64Array.from(rows, (r) => r.e.objective) },
   ];
-  writeArrowFile(path.join(dir, 'calibration.arrow'), cols, rows.length, { loss: 'NRMSE (RMSE / target range), weighted over matched columns; objective: of the mean series over seeds' });
+  const what = cal.moments
+    ? `moment loss (1/K) sum w_i (s_i - t_i)^2, w_i = 1/sigma_i^2${cal.target ? ` + ${cal.moments.series_weight} NRMSE^2` : ''}; loss: of that seed's values; objective: of the means over seeds`
+    : 'NRMSE (RMSE / target range), weighted over matched columns; objective: of the mean series over seeds';
+  writeArrowFile(path.join(dir, 'calibration.arrow'), cols, rows.length, { loss: what });
+}
+
+/** moments.arrow: every moment's fit at the best point. */
+function writeMoments(file: string, fits: MomentFit[]): void {
+  const f64 = (name: string, f: (m: MomentFit) => number): ColumnData => ({ name, type: 'f64', values: Float64Array.from(fits, f) });
+  writeArrowFile(file, [
+    { name: 'moment', type: 'utf8', values: fits.map((m) => m.id) },
+    { name: 'kind', type: 'utf8', values: fits.map((m) => m.kind) },
+    { name: 'n', type: 'i32', values: Int32Array.from(fits, (m) => m.n) },
+    f64('value', (m) => m.value), f64('ci_low', (m) => m.ci[0]), f64('ci_high', (m) => m.ci[1]),
+    f64('target', (m) => m.target), f64('target_low', (m) => m.target_ci[0]), f64('target_high', (m) => m.target_ci[1]),
+    f64('sigma', (m) => m.sigma), f64('weight', (m) => m.weight), f64('contribution', (m) => m.contribution),
+    { name: 'source', type: 'utf8', values: fits.map((m) => `${m.source.paper}, ${m.source.where}`) },
+  ], fits.length);
 }
 
 function writeTarget(file: string, target: Target, matches: Match[]): void {
@@ -198,13 +179,13 @@ function prepareDir(cal: CalibrationJson, o: CalibrateOptions): void {
     if (!sameCalibration(old, cal) && !o.force) throw new InputError(`${o.label} holds another calibration (scenario, base, fits, matches, target, seeds, search seed or run options differ); pass --force to replace it, or choose another --out`);
   } else if (fs.existsSync(o.dir)) {
     // Another shard may be creating this very calibration: its first entries are no obstacle.
-    const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs)$/.test(f) && !LOCK_ENTRY.test(f));
+    const foreign = fs.readdirSync(o.dir).find((f) => !/^(calibration\.json\..*\.tmp|plans|runs|moment-values)$/.test(f) && !LOCK_ENTRY.test(f));
     if (foreign !== undefined) throw new InputError(`--out ${o.label} is not empty (${foreign}) and holds no calibration.json; choose a new or empty directory`);
   }
   makeDirectory(o.dir);
-  if (o.force && !o.shard) for (const f of ['calibration.arrow', 'best.json', 'target.arrow']) fs.rmSync(path.join(o.dir, f), { force: true });
+  if (o.force && !o.shard) for (const f of ['calibration.arrow', 'best.json', 'target.arrow', 'moments.arrow', 'moment-values']) fs.rmSync(path.join(o.dir, f), { recursive: true, force: true });
   writeFileAtomic(file, json(cal));
-  for (const d of ['plans', 'runs']) makeDirectory(path.join(o.dir, d));
+  for (const d of ['plans', 'runs', ...(cal.moments ? ['moment-values'] : [])]) makeDirectory(path.join(o.dir, d));
 }
 
 /** Waits until every run of `plan` is complete (other shards run them); false when interrupted. */
@@ -239,31 +220,69 @@ export interface CalibrateResult {
   interrupted: boolean;
 }
 
-export async function calibrate(b: CalibrationBase, cal: CalibrationJson, target: Target, o: CalibrateOptions): Promise<CalibrateResult> {
+export async function calibrate(b: CalibrationBase, cal: CalibrationJson, goal: Goal, o: CalibrateOptions): Promise<CalibrateResult> {
   const lambda = cal.search.lambda;
   if (Math.floor(o.budget / lambda) < 1) throw new InputError(`--budget ${o.budget} is smaller than one generation of the search (${lambda} evaluations); give --budget ${lambda} or more`);
   // Shards share the directory by design (shared lock); a whole calibration has it to itself.
   const lock = lockDirectory(o.dir, { mode: o.shard ? 'shared' : 'exclusive', label: o.label, what: `socsim calibrate${o.shard ? ` --shard ${o.shard.index}/${o.shard.count}` : ''}` });
   try {
-    return await calibrateLocked(b, cal, target, o);
+    return await calibrateLocked(b, cal, goal, o);
   } finally {
     lock.release();
   }
 }
 
-async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target: Target, o: CalibrateOptions): Promise<CalibrateResult> {
-  const { fits, matches, seeds } = cal;
+/**
+ * Evaluates a point from its runs; with moments, their values are recorded (DIR/moment-values/)
+ * before any run is pruned and read back from there on resuming. Shard 0 measures them; the other
+ * shards wait for its record, so no shard reads a run another has pruned.
+ */
+async function evaluatePoint(head: Pick<Evaluation, 'eval' | 'generation' | 'values'>, cal: CalibrationJson, goal: Goal, o: CalibrateOptions, writer: boolean): Promise<Evaluation | undefined> {
+  const runDir = (arm: string | undefined, seed: number) => path.join(o.dir, 'runs', runIdOf(head.eval, seed, arm));
+  const runId = (arm: string | undefined, seed: number) => runIdOf(head.eval, seed, arm);
+  if (!goal.moments) return evaluate(head, cal.seeds, goal, runDir, runId);
+  const file = valuesFile(o.dir, head.eval);
+  for (;;) {
+    if (fs.existsSync(file)) return evaluate(head, cal.seeds, goal, runDir, runId, (JSON.parse(fs.readFileSync(file, 'utf8')) as { moments: Array<Array<number | null>> }).moments);
+    if (writer) {
+      const e = evaluate(head, cal.seeds, goal, runDir, runId);
+      // JSON has no NaN or Infinity: non-finite values are written as null and read back as NaN.
+      writeFileAtomic(file, JSON.stringify({ moments: e.moments }) + '\n');
+      return e;
+    }
+    if (await interruptibleSleep()) return undefined;
+  }
+}
+
+/** Waits POLL_SECONDS; true when interrupted meanwhile. */
+async function interruptibleSleep(): Promise<boolean> {
+  let stop = false;
+  const onSignal = () => (stop = true);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  await new Promise((res) => setTimeout(res, POLL_SECONDS * 1000));
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  return stop;
+}
+
+async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, goal: Goal, o: CalibrateOptions): Promise<CalibrateResult> {
+  const { fits, seeds } = cal;
   const lambda = cal.search.lambda;
   const generations = Math.floor(o.budget / lambda);
+  const arms = armsOf(cal);
   prepareDir(cal, o);
   const writer = !o.shard || o.shard.index === 0;
-  if (writer) writeTarget(path.join(o.dir, 'target.arrow'), target, matches);
+  if (writer && goal.target) writeTarget(path.join(o.dir, 'target.arrow'), goal.target, goal.matches);
   const es = new Cmaes({ n: fits.length, seed: cal.search.seed, lambda, sigma: cal.search.sigma0 });
   const evals: Evaluation[] = [];
   let best: Evaluation | undefined;
-  const bar = progress(generations * lambda * seeds.length, o.quiet);
+  const bar = progress(generations * lambda * seeds.length * arms.length, o.quiet);
   let stopped: BestJson['stopped'] = 'budget';
   let interrupted = false;
+  const pruneEval = (ev: number) => {
+    for (const arm of arms) for (const seed of seeds) prune(path.join(o.dir, 'runs', runIdOf(ev, seed, arm)));
+  };
   try {
     for (let g = 0; g < generations; g++) {
       if (es.spread() < o.tolerance) {
@@ -275,12 +294,14 @@ async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target:
       const runs: PlannedRun[] = [];
       values.forEach((v, k) => {
         const ev = g * lambda + k;
-        const { overrides, params } = paramsAt(b, fits, v);
-        for (const seed of seeds) {
-          const id = runIdOf(ev, seed);
-          runs.push({ id, arm: 'calibration', grid: {}, seed, dir: `runs/${id}`, index: runs.length, overrides, params });
-          const pf = planFile(o.dir, id);
-          if (!fs.existsSync(pf) || fs.readFileSync(pf, 'utf8') !== json(overrides)) writeFileAtomic(pf, json(overrides));
+        for (const arm of arms) {
+          const { overrides, params } = paramsAt(b, fits, v, arm);
+          for (const seed of seeds) {
+            const id = runIdOf(ev, seed, arm);
+            runs.push({ id, arm: arm ?? 'calibration', grid: {}, seed, dir: `runs/${id}`, index: runs.length, overrides, params });
+            const pf = planFile(o.dir, id);
+            if (!fs.existsSync(pf) || fs.readFileSync(pf, 'utf8') !== json(overrides)) writeFileAtomic(pf, json(overrides));
+          }
         }
       });
       const plan: RunnablePlan = { scenarioArg: b.scenarioArg, plugins: b.plugins, json: { options: cal.options }, runs };
@@ -295,17 +316,22 @@ async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target:
         interrupted = true;
         break;
       }
-      const gen: Evaluation[] = values.map((v, k) => {
-        const ev = g * lambda + k;
-        const series = seeds.map((seed) => readSeries(path.join(o.dir, 'runs', runIdOf(ev, seed)), target, matches, runIdOf(ev, seed)));
-        return { eval: ev, generation: g, values: v, series, seedLoss: series.map((s) => loss(s, target, matches)), objective: loss(meanSeries(series, matches), target, matches) };
-      });
+      const gen: Evaluation[] = [];
+      for (let k = 0; k < values.length; k++) {
+        const e = await evaluatePoint({ eval: g * lambda + k, generation: g, values: values[k] }, cal, goal, o, writer);
+        if (!e) break;
+        gen.push(e);
+      }
+      if (gen.length < values.length) {
+        interrupted = true;
+        break;
+      }
       es.tell(points, gen.map((e) => e.objective));
       evals.push(...gen);
       const prev = best;
       for (const e of gen) if (!best || e.objective < best.objective) best = e;
-      for (const e of gen) if (e !== best) for (const seed of seeds) prune(path.join(o.dir, 'runs', runIdOf(e.eval, seed)));
-      if (prev && prev !== best) for (const seed of seeds) prune(path.join(o.dir, 'runs', runIdOf(prev.eval, seed)));
+      for (const e of gen) if (e !== best) pruneEval(e.eval);
+      if (prev && prev !== best) pruneEval(prev.eval);
       if (writer) writeTables(o.dir, cal, evals);
       bar.generation(`generation ${g + 1}/${generations}: best loss ${best!.objective.toPrecision(4)} at ${fits.map((f, i) => `${f.name}=${best!.values[i].toPrecision(4)}`).join(' ')}`);
     }
@@ -313,42 +339,55 @@ async function calibrateLocked(b: CalibrationBase, cal: CalibrationJson, target:
     bar.stop();
   }
   if (!best) return { evaluations: evals, interrupted };
-  const bj = bestJson(cal, evals, best, es, target, stopped, evals.length === 0 ? 0 : evals[evals.length - 1].generation + 1);
+  const bj = bestJson(cal, evals, best, es, goal, stopped, evals.length === 0 ? 0 : evals[evals.length - 1].generation + 1);
   if (writer) writeFileAtomic(path.join(o.dir, 'best.json'), json(bj));
-  if (writer && !interrupted) copyBest(o.dir, bj.run, target, matches);
+  if (writer && bj.moments) writeMoments(path.join(o.dir, 'moments.arrow'), bj.moments);
+  if (writer && !interrupted) copyBest(o.dir, bj.run, goal);
   return { best: bj, evaluations: evals, interrupted };
 }
 
-function bestJson(cal: CalibrationJson, evals: Evaluation[], best: Evaluation, es: Cmaes, target: Target, stopped: BestJson['stopped'], generations: number): BestJson {
+/** The loss's seed noise at the best point: its standard error, and the noise figures best.json reports. */
+function noiseOf(cal: CalibrationJson, best: Evaluation, goal: Goal): Pick<BestJson, 'loss_standard_error' | 'noise_nrmse' | 'noise_moment_loss'> {
   const n = cal.seeds.length;
-  const noise = seedNoise(best, target, cal.matches);
-  const se = noise / Math.sqrt(n);
+  const series = goal.target ? seedNoise(best, goal.target, goal.matches) : undefined;
+  if (!goal.moments) return { loss_standard_error: series! / Math.sqrt(n), noise_nrmse: series! * Math.sqrt(1 + 1 / n) };
+  const m = momentNoise(best, goal.moments.list);
+  return { loss_standard_error: m.se, ...(series !== undefined && { noise_nrmse: series * Math.sqrt(1 + 1 / n) }), noise_moment_loss: m.noise };
+}
+
+function bestJson(cal: CalibrationJson, evals: Evaluation[], best: Evaluation, es: Cmaes, goal: Goal, stopped: BestJson['stopped'], generations: number): BestJson {
+  const n = cal.seeds.length;
+  const noise = noiseOf(cal, best, goal);
+  const se = noise.loss_standard_error;
   const threshold = best.objective + 2 * (Number.isFinite(se) ? se : 0);
   const near = evals.filter((e) => e.objective <= threshold);
   const named = (f: (fit: Fit, i: number) => number) => Object.fromEntries(cal.fits.map((fit, i) => [fit.name, f(fit, i)]));
   const sd = es.sd();
+  const fitted = goal.moments && momentFits(goal.moments.list, best.moments);
   return {
     parameters: named((_, i) => best.values[i]),
     loss: best.objective,
     eval: best.eval,
     evaluations: evals.length,
-    runs: evals.length * n,
+    runs: evals.length * n * armsOf(cal).length,
     generations,
     stopped,
-    loss_standard_error: se,
-    noise_nrmse: noise * Math.sqrt(1 + 1 / n),
+    ...noise,
+    ...(fitted && { moment_loss: best.momentLoss, ...(goal.target && { nrmse: best.nrmse }) }),
     near_best: { count: near.length, threshold, ranges: Object.fromEntries(cal.fits.map((f, i) => [f.name, [Math.min(...near.map((e) => e.values[i])), Math.max(...near.map((e) => e.values[i]))] as [number, number]])) },
     search: { mean: named((f, i) => valueAt({ ...f, integer: false }, es.mean[i])), sd: named((f, i) => sd[i] * (f.hi - f.lo)) },
     run: `runs/${runIdOf(best.eval, cal.seeds[0])}`,
+    ...(fitted && { moments: fitted }),
   };
 }
 
-/** DIR/best: the best evaluation's first-seed run, with target.arrow beside its metrics for the dashboard. */
-function copyBest(dir: string, run: string, target: Target, matches: Match[]): void {
+/** DIR/best: the best evaluation's first-seed run (reference arm), with target.arrow beside its metrics for the dashboard. */
+function copyBest(dir: string, run: string, goal: Goal): void {
   const to = path.join(dir, 'best');
   fs.rmSync(to, { recursive: true, force: true });
   fs.cpSync(path.join(dir, run), to, { recursive: true });
-  writeTarget(path.join(to, 'target.arrow'), target, matches);
+  if (!goal.target) return;
+  writeTarget(path.join(to, 'target.arrow'), goal.target, goal.matches);
   const mf = path.join(to, 'manifest.json');
   const m = JSON.parse(fs.readFileSync(mf, 'utf8')) as { files: { other?: string[] } };
   m.files.other = [...(m.files.other ?? []).filter((f) => f !== 'target.arrow'), 'target.arrow'];

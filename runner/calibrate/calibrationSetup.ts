@@ -1,6 +1,7 @@
 /**
  * What a calibration searches over, checked before any run: the base parameters and run options
- * (from a scenario, or from an experiment file's reference arm and defaults), the fitted
+ * (from a scenario, or from an experiment file's reference arm and defaults; and, for moments
+ * measured in its other arms, each of those arms' parameters), the fitted
  * parameters (`--fit NAME=LO..HI`, named as `--set` names them, checked against the scenario's
  * schema at both ends and in between) and the identity of the calibration (calibration.json), which
  * a re-run must match to continue where the last one stopped.
@@ -14,6 +15,7 @@ import { planExperiment, setPath, type RunCommonOptions } from '../experiment/ex
 import { bundledScenarios, loadScenario, resolveScenario } from '../run/loadScenario.ts';
 import { mergeParams, paramError } from '../run/strictParams.ts';
 import type { Match } from './calibrationTarget.ts';
+import type { Outcome } from '../experiment/outcomes.ts';
 
 export interface Fit {
   name: string;
@@ -43,6 +45,16 @@ export interface CalibrationBase {
   /** Parameters before the fitted ones are set (overrides over the scenario's defaults). */
   base: Record<string, unknown>;
   options: RunCommonOptions;
+  /** The reference arm of an experiment file ('calibration' for a scenario): `base` is its parameters. */
+  reference: string;
+  /**
+   * An experiment file's other arms: `base`, the arm's parameters (as `base` is the reference's), and
+   * `own`, what the arm itself sets, applied again over the fitted values, so an arm that sets a
+   * fitted parameter keeps its value (it is a contrast with the reference).
+   */
+  arms: Record<string, { base: Record<string, unknown>; own: Record<string, unknown> }>;
+  /** An experiment file's outcomes (what effect moments compare); absent for a scenario. */
+  outcomes?: Record<string, Outcome>;
 }
 
 export interface BaseOptions {
@@ -63,13 +75,20 @@ export async function calibrationBase(arg: string, o: BaseOptions): Promise<Cali
   let base: Record<string, unknown>;
   let options: RunCommonOptions;
   let plugins: string[] = [];
+  let reference = 'calibration';
+  let outcomes: Record<string, Outcome> | undefined;
+  const arms: CalibrationBase['arms'] = {};
   if (await isExperimentFile(arg)) {
     const { experiment: e, file } = await loadExperiment(arg);
     const plan = await planExperiment(e, file, arg, { seeds: 1, agents: o.agents, hours: o.hours, steps: o.steps, stepSeconds: o.stepSeconds, llm: o.llm });
-    const ref = plan.runs.find((r) => r.arm === e.reference)!;
+    // The first grid point's run of each arm (the plan lists grid points outermost).
+    const runOf = (arm: string) => plan.runs.find((r) => r.arm === arm)!;
     ({ scenario, scenarioArg, plugins } = plan);
-    base = ref.overrides;
+    base = runOf(e.reference).overrides;
     options = plan.json.options;
+    reference = e.reference;
+    outcomes = e.outcomes;
+    for (const arm of Object.keys(e.arms)) if (arm !== e.reference) arms[arm] = { base: mergeParams(plan.scenario.params, runOf(arm).overrides, o.sets) as Record<string, unknown>, own: e.arms[arm] };
   } else {
     ({ scenario } = await loadScenario(arg));
     scenarioArg = bundledScenarios().includes(arg) ? arg : resolveScenario(arg);
@@ -86,14 +105,19 @@ export async function calibrationBase(arg: string, o: BaseOptions): Promise<Cali
   const defaults = scenario.params.safeParse({});
   const checked = scenario.params.safeParse(mergeParams(scenario.params, defaults.data, base));
   if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, base);
-  return { scenario, scenarioArg, plugins, base, options };
+  return { scenario, scenarioArg, plugins, base, options, reference, arms, outcomes };
 }
 
-/** The run parameters at `values` (one per fit): the overrides and the full parameters a run records. */
-export function paramsAt(b: CalibrationBase, fits: Fit[], values: number[]): { overrides: Record<string, unknown>; params: Record<string, unknown> } {
+/**
+ * The run parameters at `values` (one per fit), in the reference arm or another `arm`: the
+ * overrides and the full parameters a run records.
+ */
+export function paramsAt(b: CalibrationBase, fits: Fit[], values: number[], arm?: string): { overrides: Record<string, unknown>; params: Record<string, unknown> } {
   const over: Record<string, unknown> = {};
   fits.forEach((f, i) => setPath(over, f.name, values[i]));
-  const overrides = mergeParams(b.scenario.params, b.base, over) as Record<string, unknown>;
+  const other = arm === undefined || arm === b.reference ? undefined : b.arms[arm];
+  const fitted = mergeParams(b.scenario.params, other?.base ?? b.base, over);
+  const overrides = (other ? mergeParams(b.scenario.params, fitted, other.own) : fitted) as Record<string, unknown>;
   const defaults = b.scenario.params.safeParse({}).data;
   const merged = mergeParams(b.scenario.params, defaults, overrides);
   const r = b.scenario.params.safeParse(merged);
@@ -143,7 +167,10 @@ export interface CalibrationJson {
   base: Record<string, unknown>;
   fits: Fit[];
   matches: Match[];
-  target: { file: string; sha256: string };
+  /** The series target (`--target`); absent when only moments are fitted. */
+  target?: { file: string; sha256: string };
+  /** The moments file (`--moments`), the weight of the series' NRMSE^2 beside them, and the arms other than the reference whose runs the moments read. */
+  moments?: { file: string; sha256: string; series_weight: number; arms: string[] };
   seeds: number[];
   search: { method: 'cma-es'; seed: number; lambda: number; sigma0: number };
   options: RunCommonOptions;
@@ -151,8 +178,8 @@ export interface CalibrationJson {
 
 export const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
-/** The parts of calibration.json that identify the search (not where the target file was read from). */
+/** The parts of calibration.json that identify the search (not where the target and moments files were read from). */
 export function sameCalibration(a: CalibrationJson, b: CalibrationJson): boolean {
-  const id = (j: CalibrationJson) => JSON.stringify({ ...j, source: undefined, target: j.target.sha256 });
+  const id = (j: CalibrationJson) => JSON.stringify({ ...j, source: undefined, target: j.target?.sha256, moments: j.moments && { ...j.moments, file: undefined } });
   return id(a) === id(b);
 }
