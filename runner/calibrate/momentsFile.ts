@@ -90,10 +90,11 @@ const KEYS: Record<string, readonly string[]> = {
 const where = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i > 0 ? '.' : ''}${String(k)}`)).join('');
 
 function issueLine(err: z.ZodError, raw: unknown): string {
-  const i = err.issues[0];
+  // A misspelt field is also a missing one: name the misspelling, with the field meant.
+  const i = err.issues.find((x) => x.code === 'unrecognized_keys') ?? err.issues[0];
   const at = where(i.path);
   if (i.code === 'unrecognized_keys') {
-    const m = i.path[0] === 'moments' && typeof i.path[1] === 'number' ? (raw as { moments: Array<{ kind?: string }> }).moments[i.path[1]] : undefined;
+    const m = i.path.length === 2 && i.path[0] === 'moments' && typeof i.path[1] === 'number' ? (raw as { moments: Array<{ kind?: string }> }).moments[i.path[1]] : undefined;
     const valid = m ? (KEYS[m.kind ?? ''] ?? []) : i.path.length === 0 ? ['format', 'moments'] : i.path.at(-1) === 'source' ? ['paper', 'where'] : [];
     const near = closestKey(i.keys[0], valid);
     return `${at ? `${at}.` : ''}${i.keys[0]} is not a field${near ? `; did you mean ${near}?` : valid.length ? `; fields: ${valid.join(', ')}` : ''}`;

@@ -1,7 +1,7 @@
 /**
  * What `--help` shows: `socsim experiment --help` lists the options of `experiment run` (which
  * `socsim experiment FILE` runs), and a command's required options say "(required)" (calibrate's
- * --target, --fit, --match and --out), while optional ones do not.
+ * --fit and --out), while optional ones do not.
  */
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../runner/cli/cli.ts';
@@ -37,7 +37,8 @@ describe('--help', () => {
 
   it('calibrate --help marks the required options, and only those', async () => {
     const text = await printedHelp('calibrate');
-    for (const flag of ['--target', '--fit', '--match', '--out']) expect(optionText(text, flag), flag).toMatch(/\(required\)$/);
-    for (const flag of ['--seeds', '--budget', '--set']) expect(optionText(text, flag), flag).not.toMatch(/required/);
+    for (const flag of ['--fit', '--out']) expect(optionText(text, flag), flag).toMatch(/\(required\)$/);
+    // A series (--target, --match) or moments (--moments) or both: none of them alone is required.
+    for (const flag of ['--target', '--match', '--moments', '--seeds', '--budget', '--set']) expect(optionText(text, flag), flag).not.toMatch(/required/);
   });
 });
