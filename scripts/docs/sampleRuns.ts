@@ -58,7 +58,10 @@ export async function sampleRuns(): Promise<SampleDirs> {
     const calibration = path.join(root, 'calibration');
     const target = path.join(root, 'target.csv');
     fs.writeFileSync(target, 'step,infectious\n0,12\n1,20\n2,25\n');
-    const args = ['calibrate', 'sir', '--target', target, '--fit', 'beta=0.01..0.2', '--match', 'infectious', '--seeds', '2', '--budget', '4', '--agents', '300', '--steps', '3', '--jobs', '2', '--quiet', '--out', calibration];
+    const moments = path.join(root, 'moments.json');
+    const source = { paper: 'sample', where: 'none' };
+    fs.writeFileSync(moments, JSON.stringify({ format: 'socsim-moments/1', moments: [{ id: 'recovered_3', kind: 'summary', metric: 'recovered', step: 3, value: 10, se: 2, source }] }));
+    const args = ['calibrate', 'sir', '--target', target, '--moments', moments, '--fit', 'beta=0.01..0.2', '--match', 'infectious', '--seeds', '2', '--budget', '4', '--agents', '300', '--steps', '3', '--jobs', '2', '--quiet', '--out', calibration];
     execFileSync(process.execPath, [path.join(ROOT, 'bin', 'socsim.mjs'), ...args], { stdio: 'ignore' });
     return { root, social, llm, classic, experiment: exp, calibration, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
   } catch (err) {

@@ -24,6 +24,7 @@ import { loadExperiment } from '../../runner/experiment/defineExperiment.ts';
 import { openRun } from '../../runner/experiment/outcomes.ts';
 import { momentValue, quantile, type MomentContext } from '../../runner/calibrate/momentValues.ts';
 import type { Moment } from '../../runner/calibrate/momentsFile.ts';
+import { calibrationBase, checkFits, paramsAt } from '../../runner/calibrate/calibrationSetup.ts';
 import { VALIDATE_EXPERIMENT } from '../../runner/analysis/validate.ts';
 import { diffusionPatterns, readPostColumns } from '../../runner/analysis/diffusionPatterns.ts';
 
@@ -115,6 +116,19 @@ describe('socsim calibrate --moments', () => {
     expect(again.stdout.split('\n').slice(1).join('\n')).toBe(result.stdout.split('\n').slice(1).join('\n'));
     expect(best.evaluations).toBe(16);
   }, 120_000);
+});
+
+describe('the arms at a candidate point', () => {
+  it('take the fitted values over the experiment and reference arm, and keep what another arm sets itself', async () => {
+    const b = await calibrationBase(path.join(ROOT, 'experiments', 'sir-beta.ts'), { sets: { seedCount: 30 }, llm: [] });
+    const fits = checkFits(b, [{ name: 'beta', lo: 0.01, hi: 0.2 }, { name: 'gamma', lo: 0.1, hi: 0.5 }]);
+    // Reference arm `base` sets beta 0.05: the fitted beta replaces it.
+    expect(paramsAt(b, fits, [0.06, 0.3]).params).toMatchObject({ beta: 0.06, gamma: 0.3, seedCount: 30 });
+    // Arm `high` sets beta 0.08 itself: it keeps it (a contrast with the reference); gamma is fitted.
+    expect(paramsAt(b, fits, [0.06, 0.3], 'high').params).toMatchObject({ beta: 0.08, gamma: 0.3, seedCount: 30 });
+    expect(Object.keys(b.arms)).toEqual(['low', 'high']);
+    expect(b.reference).toBe('base');
+  });
 });
 
 describe('moment values on a social run', () => {
