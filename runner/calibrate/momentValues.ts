@@ -10,6 +10,8 @@
  * - summary: a metrics column at a step or its mean over steps; or a quantile, share or mean of a
  *   run table's column over the rows that match `where`.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { InputError } from '../../sim-core/errors.ts';
 import { closestKey } from '../run/strictParams.ts';
 import { evaluateOutcome, type Outcome, type Row, type RunView } from '../experiment/outcomes.ts';
@@ -144,6 +146,7 @@ export function momentValue(m: Moment, c: MomentContext, runs: SeedRuns): number
   if (m.kind === 'effect') return effectValue(m, c, runs);
   if (m.kind === 'summary') return summaryValue(m, c, runs);
   const { view, id } = runs(armOf(m, c));
+  if (!fs.existsSync(path.join(view.dir, 'posts.arrow'))) throw new InputError(`moment ${m.id}: pattern ${m.pattern} is measured on the reshare cascades of posts.arrow, which run ${id} does not write; calibrate a social scenario (or an experiment on one)`);
   const v = evaluateOutcome(m.pattern, c.patterns![m.pattern], view, id);
   if (typeof v !== 'number') throw new InputError(`moment ${m.id}: pattern ${m.pattern} is not one number per run`);
   return v;

@@ -152,6 +152,8 @@ describe('moment values on a social run', () => {
     expect(at({ kind: 'summary', table: 'posts', column: 'likes', where: { kind: 'original' }, atLeast: 3 })).toBe(likes.filter((x) => x >= 3).length / likes.length);
     expect(at({ kind: 'summary', table: 'posts.arrow', column: 'likes', where: { kind: 'original' }, mean: true })).toBeCloseTo(likes.reduce((a, b) => a + b, 0) / likes.length, 12);
     expect(() => at({ kind: 'summary', table: 'posts', column: 'like', mean: true })).toThrow(/^moment m: posts\.arrow has no column like; did you mean likes\?$/);
+    const sir = path.join(tmp, 'truth-many-1');
+    expect(() => momentValue({ id: 'm', kind: 'pattern', pattern: 'never_reshared', value: 0, se: 1, source }, c, () => ({ view: openRun(sir), id: 'sir' }))).toThrow(/^moment m: pattern never_reshared is measured on the reshare cascades of posts\.arrow, which run sir does not write; calibrate a social scenario/);
     expect(() => at({ kind: 'summary', metric: 'active_users', step: 99 })).toThrow(/^moment m: run social has no metrics at step 99 \(it has steps 1\.\.48\)/);
   });
 
