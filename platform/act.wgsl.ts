@@ -117,8 +117,10 @@ ${ROW}
     if (c >= 0 && u32(c) < p.sp_len) { sp1 = f_add(F_ONE, inp[p.o_social_proof + u32(c)]); }
     let followed = b8(p.o_feed_flags, k * p.feed_size + s) == 1u;
     let flagged = (b8(p.o_flags, r) & ${FLAG.factCheck | FLAG.reported}u) != 0u;
-    let l_like = select(F_ONE, p.label_like, flagged);
-    let l_share = select(F_ONE, p.label_reshare, flagged);
+    let noted = (b8(p.o_flags, r) & ${FLAG.noted}u) != 0u;
+    var l_like = select(F_ONE, p.label_like, flagged);
+    var l_share = select(F_ONE, p.label_reshare, flagged);
+    if (noted) { l_like = f_mul(l_like, p.note_like); l_share = f_mul(l_share, p.note_reshare); }
     let treat = i32(b8(p.o_treat_vote, r) << 24u) >> 24u;
     var g = f_div(f_from_i32(i32_at(p.o_likes, r) - i32_at(p.o_dislikes, r) + treat), p.vote_scale);
     if (f_lt(F_ONE, g)) { g = F_ONE; } else if (f_lt(g, F_ONE | F_SIGN)) { g = F_ONE | F_SIGN; }
@@ -198,7 +200,7 @@ ${ROW}
 const bounded = (v: unknown) => typeof v === 'number' && Math.fround(v) >= 0 && Math.fround(v) <= 1e4;
 
 export const actGpu = wgslKernel({
-  params: { count: 'none', key: 'key', activityRef: 'f32', postExponent: 'f32', labelLike: 'f32', labelReshare: 'f32', labelReport: 'f32', herding: 'f32', correction: 'f32', voteScale: 'f32', noveltyWeight: 'f32' },
+  params: { count: 'none', key: 'key', activityRef: 'f32', postExponent: 'f32', labelLike: 'f32', labelReshare: 'f32', labelReport: 'f32', noteLike: 'f32', noteReshare: 'f32', herding: 'f32', correction: 'f32', voteScale: 'f32', noveltyWeight: 'f32' },
   words: ['att_len', 'sp_len'],
   variants: ['', 'topicApart'],
   bind: (variant) => ({ ...Object.fromEntries(PACKED.map((k) => [k, 'pack'])), targets: 'split', evCount: 'atomic', ...(variant === 'topicApart' ? { topic: 'range' } : {}) }),
@@ -208,7 +210,7 @@ export const actGpu = wgslKernel({
     const { offsets, behaviour, attention, maxEvents } = a;
     if (maxEvents % 4 !== 0 || a.evCount.length < rows || attention.length === 0 || maxDegree(offsets) >= EXACT_BELOW) return undefined;
     if (!behaviour.every(bounded) || !attention.every(bounded)) return undefined;
-    if (![a.labelLike, a.labelReshare, a.labelReport, a.herding, a.correction].every(bounded)) return undefined;
+    if (![a.labelLike, a.labelReshare, a.labelReport, a.noteLike, a.noteReshare, a.herding, a.correction].every(bounded)) return undefined;
     const voteScale = Math.fround(a.voteScale);
     const noveltyWeight = Math.fround(a.noveltyWeight);
     const activityRef = Math.fround(a.activityRef);

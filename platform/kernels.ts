@@ -128,7 +128,7 @@ const ACT = {
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
   /** count: rows of the post columns in use (the feeds' posts are among them). */
-  params: [...FEED_PARAMS, 'count', 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
+  params: [...FEED_PARAMS, 'count', 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'noteLike', 'noteReshare', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 
@@ -178,7 +178,8 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * social proof from visible counters (SOCIAL_PROOF), whether the author is followed, the displayed
  * score (herding and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x
  * novelty)), and flags (a fact-check label or many reports scale likes, reshares and reports by
- * platform.labels; state.ts gives the sources of these parameters), all scaled by the attention an
+ * platform.labels, a shown Community Note likes and reshares by platform.notes.shown; state.ts and
+ * notes/notesConfig.ts give the sources of these parameters), all scaled by the attention an
  * item still draws at its age (attentionTable). A user reads one feed per step; with n sessions
  * in the step each item's probabilities are per session, so an action happens with probability
  * 1 - (1 - p)^n. It makes Poisson(n x min(1, post x (activity / activityRef)^postExponent)) original
@@ -202,6 +203,8 @@ const act = kernel(ACT, (a, start, end): number[] => {
   const labelLike = f(a.labelLike);
   const labelReshare = f(a.labelReshare);
   const labelReport = f(a.labelReport);
+  const noteLike = f(a.noteLike);
+  const noteReshare = f(a.noteReshare);
   const herding = f(a.herding);
   const correction = f(a.correction);
   const voteScale = f(a.voteScale);
@@ -266,8 +269,10 @@ const act = kernel(ACT, (a, start, end): number[] => {
       const sp1 = f(1 + (c >= 0 && c < SP.length ? SP[c] : 1));
       const followed = a.feedFlags[k * F + s] === 1;
       const flagged = (gFlags[s] & LABELLED) !== 0;
-      const lLike = flagged ? labelLike : 1;
-      const lShare = flagged ? labelReshare : 1;
+      // A shown note multiplies in on top of a label (platform.notes.shown).
+      const noted = (gFlags[s] & FLAG.noted) !== 0;
+      const lLike = noted ? f((flagged ? labelLike : 1) * noteLike) : flagged ? labelLike : 1;
+      const lShare = noted ? f((flagged ? labelReshare : 1) * noteReshare) : flagged ? labelReshare : 1;
       // Displayed score -> herding (follow its sign) and correction (counter a negative score).
       let g = f(gScore[s] / voteScale);
       g = g > 1 ? 1 : g < -1 ? -1 : g;

@@ -106,6 +106,8 @@ export function actPhase(s: SocialState): Phase {
           labelLike: s.cfg.labels.like,
           labelReshare: s.cfg.labels.reshare,
           labelReport: s.cfg.labels.report,
+          noteLike: s.cfg.notes.shown.like,
+          noteReshare: s.cfg.notes.shown.reshare,
           herding: s.cfg.votes.herding,
           correction: s.cfg.votes.correction,
           voteScale: s.cfg.votes.scale,

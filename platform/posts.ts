@@ -16,10 +16,11 @@ export const POST_KINDS = ['original', 'repost', 'quote', 'comment'] as const;
 export const KIND = { original: 0, repost: 1, quote: 2, comment: 3 } as const;
 /**
  * Bit flags of `flags`: the scenario's news story, a fact-check label (the `label` intervention;
- * reposts and quotes of a labelled post carry it too), many reports, and removal (the `remove` and
- * `suspend` interventions: the post leaves every feed).
+ * reposts and quotes of a labelled post carry it too), many reports, removal (the `remove` and
+ * `suspend` interventions: the post leaves every feed), and a shown Community Note (platform/notes/:
+ * set while one of the post's notes is rated helpful).
  */
-export const FLAG = { story: 1, factCheck: 2, reported: 4, removed: 8 } as const;
+export const FLAG = { story: 1, factCheck: 2, reported: 4, removed: 8, noted: 16 } as const;
 /** `veracity` codes: organic posts are unrated; injected posts say whether they are true or false. */
 export const VERACITY = ['unrated', 'true', 'false'] as const;
 

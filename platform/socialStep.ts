@@ -9,6 +9,7 @@
  *   act           each active user reads its feed and samples actions into the event buffer
  *   archetypes-ask   (with an LLM) summarise what each archetype saw and did; send the calls
  *   apply         events in user order -> posts, counters, mutes, follow deltas, cascades
+ *   notes         (with platform.notes.enabled) contributors rate and write Community Notes; scoring
  *   update        opinion dynamics from exposure (bounded confidence with backfire)
  *   archetypes    (with an LLM) collect the replies into the behaviour table for the next step
  *   maintain      expire posts past the window, fold follow deltas into the CSR, cascade metrics
@@ -23,6 +24,7 @@ import { activatePhase, actPhase, maintainPhase, updatePhase } from './phases.ts
 import { applyPhase, type StoryOptions } from './applyPhase.ts';
 import type { SocialState } from './state.ts';
 import { intervenePhase } from './intervene.ts';
+import { notesPhase } from './notes/notesPhase.ts';
 import type { InterventionBase } from './interventions/time.ts';
 
 export interface SocialStepParts {
@@ -46,6 +48,7 @@ export function socialStep(s: SocialState, parts: SocialStepParts): Phase[] {
     actPhase(s),
     ...(ask ? [ask] : []),
     applyPhase(s, parts.story),
+    ...(s.cfg.notes.enabled ? [notesPhase(s)] : []),
     updatePhase(s),
     ...(collect ? [collect] : []),
     maintainPhase(s),

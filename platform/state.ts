@@ -10,6 +10,8 @@ import type { World } from '../sim-core/phase.ts';
 import { BEHAVIOUR_PARAMS, type BehaviourTable } from './behaviour.ts';
 import { PostTable } from './posts.ts';
 import { EventTable, FeedTable, FollowTable, ModerationTable, ReaderTable } from './tables.ts';
+import { notesConfig } from './notes/notesConfig.ts';
+import { NotesTable } from './notes/notesTable.ts';
 import { CascadeTracker } from './cascades.ts';
 import { StoryTracker } from './stories.ts';
 import { maxEventsFor } from './events.ts';
@@ -114,6 +116,8 @@ export const socialConfig = z
      * of an article being among the most shared by 14%.
      */
     noveltyWeight: z.number().min(0).default(Math.log(1.14)).describe('reshare probability x exp(noveltyWeight x novelty), novelty in standard deviations (Berger and Milkman 2012)'),
+    /** Community Notes: crowd-written notes, scored by X's bridging algorithm (notes/). Off by default. */
+    notes: notesConfig.prefault({}).describe('Community Notes: who writes and rates notes, how they are scored, what a shown note does (off by default)'),
   })
   .superRefine((c, ctx) => {
     if (c.inNetwork > c.feedSize) {
@@ -144,6 +148,8 @@ export interface SocialState {
   conversations: CascadeTracker;
   /** Injected stories and their reach (stories.ts), and the scenario story's seed accounts. */
   stories: StoryTracker;
+  /** Community Notes, their ratings and status changes (empty unless cfg.notes.enabled). */
+  notes: NotesTable;
 }
 
 /**
@@ -180,6 +186,7 @@ export function createSocialState(world: World, cfg: SocialConfig, behaviour: Be
     cascades: new CascadeTracker(),
     conversations: new CascadeTracker(),
     stories: new StoryTracker(),
+    notes: new NotesTable(),
   };
   bindTables(s, world.exec);
   return s;

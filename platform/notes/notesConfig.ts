@@ -48,6 +48,14 @@ export const notesConfig = z.strictObject({
    */
   rate: z.number().min(0).max(1).default(0.1).describe('probability that a contributor rates a note on a post it is shown'),
   /**
+   * Notes still needing ratings that each active contributor is asked to rate per step besides
+   * those on its feed (X asks contributors to rate notes that need ratings on the Community Notes
+   * home page, not only under posts they come across: ranking-notes guide). The requests are drawn
+   * uniformly from those notes; each is rated with probability `rate`. No per-session count is
+   * published: a free parameter.
+   */
+  queue: z.number().int().min(0).max(100).default(3).describe('notes needing ratings that each active contributor is asked to rate per step (each rated with probability rate)'),
+  /**
    * How a rater judges a note (which says its post is misleading): with z = base + veracity v +
    * stance (|opinion - post stance| - 1), v = +1 for a false post, -1 for a true one, 0 unrated, the
    * rating is Yes with probability sigmoid(z - somewhat), No with probability 1 - sigmoid(z +

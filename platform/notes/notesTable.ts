@@ -8,6 +8,7 @@
 import type { ColumnData } from '../../sim-core/io/arrowFile.ts';
 import { createPairSet, pairSetAdd, type PairSet } from '../../sim-core/pairSet.ts';
 import { sharedArray, type ColumnType } from '../../sim-core/table.ts';
+import { StateTable } from '../../sim-core/stateTable.ts';
 import { NOTE_STATUS, STATUS, type RatingColumns } from './noteStatus.ts';
 
 const NOTE = { post: 'i32', writer: 'i32', step: 'i32', status: 'u8', status_step: 'i32', intercept: 'f32', factor: 'f32', helpful: 'i32', ratings: 'i32' } as const;
@@ -47,7 +48,14 @@ export class Rows<S extends Schema> {
   }
 }
 
-export class NotesTable {
+export class NotesTable extends StateTable {
+  /** 1 for the accounts enrolled as contributors (notesPhase.ts fills it at init). */
+  contributors = new Uint8Array(0);
+  /** Each post's notes, by post id, in the order written. */
+  byPost = new Map<number, number[]>();
+  /** Notes now rated helpful, and posts now showing one (after the last scoring). */
+  shownNotes = 0;
+  notedPosts = 0;
   notes = new Rows(NOTE, 256);
   ratings = new Rows(RATING, 1024);
   changes = new Rows(CHANGE, 256);
@@ -68,6 +76,9 @@ export class NotesTable {
     c.step[r] = step;
     c.status[r] = STATUS.needsMoreRatings;
     c.status_step[r] = step;
+    const list = this.byPost.get(post);
+    if (list) list.push(r);
+    else this.byPost.set(post, [r]);
     return r;
   }
 

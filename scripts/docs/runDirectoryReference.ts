@@ -123,7 +123,7 @@ async function blocks(): Promise<Record<string, string[]>> {
   const s = await sampleRuns();
   try {
     const problems: string[] = [];
-    const runFiles = ['graph.arrow', 'graph-end.arrow', 'posts.arrow', 'cascades.arrow', 'conversations.arrow', 'interventions.arrow', 'stories.arrow', 'events.arrow'];
+    const runFiles = ['graph.arrow', 'graph-end.arrow', 'posts.arrow', 'cascades.arrow', 'conversations.arrow', 'interventions.arrow', 'stories.arrow', 'events.arrow', 'notes.arrow', 'note-ratings.arrow', 'note-status.arrow'];
     const run = [
       ...metricsSection(s, problems),
       ...agentsSection(s, problems),

@@ -39,7 +39,7 @@ export async function sampleRuns(): Promise<SampleDirs> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'socsim-docs-'));
   try {
     const social = path.join(root, 'social');
-    await run({ scenario: 'social-feed', agents: 1500, steps: 3, events: true, out: social, params: { interventions: STORY, platform: { rebuildEvery: 2 } } });
+    await run({ scenario: 'social-feed', agents: 1500, steps: 3, events: true, out: social, params: { interventions: STORY, platform: { rebuildEvery: 2, notes: { enabled: true, contributors: 0.2, rate: 1, queue: 10 } } } });
     const llm = path.join(root, 'llm');
     const server = await startSampleLlmServer();
     const key = process.env.SOCSIM_LLM_API_KEY;

@@ -99,7 +99,7 @@ beforeAll(async () => {
   try {
     const [built, small, withLlm, b] = await Promise.all([
       buildDashboard(appDir),
-      socsim(['run', 'social-feed', '--agents', '5000', '--steps', String(STEPS), '--snapshot-every', '4', '--quiet', '--out', SMALL]),
+      socsim(['run', 'social-feed', '--agents', '5000', '--steps', String(STEPS), '--snapshot-every', '4', '--quiet', '--out', SMALL, '--set', 'platform.notes.enabled=true', '--set', 'platform.notes.contributors=0.2']),
       socsim(['run', 'social-feed', '--agents', '3000', '--steps', '7', '--llm', 'openai', '--llm-base-url', llm.url, '--llm-every', '3', '--quiet', '--out', LLM], { SOCSIM_LLM_API_KEY: 'test-key' }),
       launchBrowser(),
     ]);
@@ -167,6 +167,8 @@ describe('dashboard on a finished social-feed run', () => {
     expect(await legendValue(page, 'posts', 'posts_original')).toBe(formatValue(met.num.posts_original![last]!));
     expect(await page.$$('[data-chart="llm"] path.line')).toHaveLength(0);
     expect(await page.textContent('[data-chart="llm"] .note')).toMatch(/no LLM provider/);
+    expect(await attrs(page, '[data-chart="notes"] path.line', 'data-name')).toEqual(['notes_written', 'note_ratings', 'notes_shown', 'posts_noted']);
+    expect(await legendValue(page, 'notes', 'note_ratings')).toBe(formatValue(met.num.note_ratings![last]!));
 
     // Opinion: one heatmap column of 40 cells per snapshot; the histogram is the last snapshot's.
     const snaps = m.files.agents.length;
@@ -349,6 +351,7 @@ describe('dashboard with an LLM provider', () => {
         expect((await texts(page, `${row} td.param`))[1]).toBe(a.num.p_like![i]!.toFixed(3));
       }
       expect(await attrs(page, '[data-chart="llm"] path.line', 'data-name')).toEqual(['llm_calls', 'llm_failures', 'llm_cache_hits']);
+      expect(await page.isVisible('[data-chart="notes"]')).toBe(false);
       // Calls happen in steps 0, 3 and 6 as archetypes.arrow counts them (from 0); the last is the
       // seventh step, whose count is metrics row 6 (step 7), the legend value.
       expect(await legendValue(page, 'llm', 'llm_calls')).toBe(formatValue(met.num.llm_calls![6]!));

@@ -467,7 +467,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       post.likes[i] = r(2) % 9 === 0 ? 500 + (r(3) % 2000) : r(3) % 12;
       post.dislikes[i] = r(4) % 5 === 0 ? r(5) % 30 : 0;
       post.reposts[i] = r(6) % 4;
-      post.flags[i] = r(7) % 6 === 0 ? [1, 2, 4, 6][r(8) % 4] : 0;
+      post.flags[i] = r(7) % 6 === 0 ? [1, 2, 4, 6, 16, 18][r(8) % 6] : 0;
       post.novelty[i] = r(9) % 10 === 0 ? (r(10) / 2 ** 32) * 10 - 5 : 0;
       post.treatVote[i] = r(11) % 8 === 0 ? (r(12) % 2 ? 1 : -1) : 0;
       post.postStep[i] = step - 192 + Math.floor((i * 192) / posts);
@@ -489,7 +489,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     const attention = attentionTable(193, 0.4, 0.4, 0.25);
     const args = {
       active, feed, feedFlags, feedLen, feedSize: F, base, ...post, count: posts, dim: D, opinion, interest, archetype, behaviour, followers, offsets, targets, sessions, activity,
-      attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14),
+      attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, noteLike: 0.559, noteReshare: 0.539, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14),
     };
     const outputs = () => {
       const o = { evAction: sharedArray('u8', rows * maxEvents + 8), evTarget: sharedArray('i32', rows * maxEvents), evCount: sharedArray('u16', rows + 1) };

@@ -1,6 +1,7 @@
 /**
  * Time series of metrics: active users (with a brush that picks the step range for every time
- * panel), actions by type, posts by kind, LLM calls and failures, and any other metric column;
+ * panel), actions by type, posts by kind, LLM calls and failures, Community Notes (runs with
+ * notes), and any other metric column;
  * in a calibration's best run (target.arrow beside the metrics), each matched column with its target.
  */
 import { LineChart, type Series } from '../ui/chart.ts';
@@ -9,6 +10,7 @@ import { PALETTE, xDomain, type Actions, type Panel, type RunState, type ViewSta
 const ACTIONS = ['like', 'dislike', 'repost', 'quote', 'comment', 'post', 'follow', 'unfollow', 'mute', 'report'];
 const POSTS = ['posts_original', 'posts_repost', 'posts_quote', 'posts_comment'];
 const LLM = ['llm_calls', 'llm_failures', 'llm_cache_hits'];
+const NOTES = ['notes_written', 'note_ratings', 'notes_shown', 'posts_noted'];
 
 /** Series for the named metric columns that exist. */
 export function metricSeries(run: RunState, names: string[], labels: (n: string) => string = (n) => n, offset = 0): Series[] {
@@ -44,6 +46,8 @@ export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
   posts.root.dataset.chart = 'posts';
   const llm = new LineChart(box, { title: 'LLM calls and failures', xLabel: 'step' });
   llm.root.dataset.chart = 'llm';
+  const notes = new LineChart(box, { title: 'Community Notes: written, ratings, shown, posts noted', xLabel: 'step' });
+  notes.root.dataset.chart = 'notes';
   const other = new LineChart(box, { title: 'Other metric', xLabel: 'step' });
   other.root.dataset.chart = 'other';
   const fit = new LineChart(box, { title: 'Calibration: fit and target (points)', xLabel: 'step' });
@@ -65,6 +69,9 @@ export function timeSeriesPanel(el: HTMLElement, actions: Actions): Panel {
     posts.render(p, { xDomain: domain, marker, note: p.length ? undefined : 'no post metrics in this run' });
     const l = metricSeries(run, LLM, (n) => n.replace('llm_', ''), 2);
     llm.render(l, { xDomain: domain, marker, note: l.length ? undefined : `no LLM provider in this run (behaviour: ${run.manifest.llm.provider})` });
+    const n = metricSeries(run, NOTES, (c) => c.replace('_', ' '), 4);
+    notes.root.hidden = n.length === 0;
+    if (n.length > 0) notes.render(n, { xDomain: domain, marker });
     fit.root.hidden = !run.target;
     if (run.target) fit.render(targetSeries(run), { xDomain: domain, marker });
     const chosen = select.value;
