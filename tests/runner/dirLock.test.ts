@@ -68,17 +68,24 @@ describe('lockDirectory', () => {
 
 describe('writerState without a lock file (a run from before locks)', () => {
   it('counts an exited process that is not yet reaped as gone', () => {
-    // sh starts `sleep 0` in the background, then becomes `sleep 2`, which never reaps it: a zombie.
-    const r = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 2'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    return new Promise<void>((resolve) => {
+    // sh starts `sleep 0` in the background, then becomes `sleep 60`, which never reaps it: a
+    // zombie until the test kills the parent (long enough for a loaded machine to look at it).
+    const r = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    return new Promise<void>((resolve, reject) => {
       r.stdout!.once('data', (d: Buffer) => {
-        const pid = Number(d.toString().trim());
-        const deadline = Date.now() + 1500;
-        while (!/\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')) && Date.now() < deadline);
-        expect(spawnSync('kill', ['-0', String(pid)]).status).toBe(0); // signal 0 still reaches it
-        expect(writerState({ pid, host: os.hostname() })).toBe('gone');
-        r.kill();
-        resolve();
+        try {
+          const pid = Number(d.toString().trim());
+          const deadline = Date.now() + 10_000;
+          while (!/\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')) && Date.now() < deadline);
+          expect(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z/);
+          expect(spawnSync('kill', ['-0', String(pid)]).status).toBe(0); // signal 0 still reaches it
+          expect(writerState({ pid, host: os.hostname() })).toBe('gone');
+          resolve();
+        } catch (err) {
+          reject(err);
+        } finally {
+          r.kill();
+        }
       });
     });
   });
