@@ -20,7 +20,10 @@ import { NPARAMS, P, reapplyOverrides, type BehaviourParam } from '../platform/b
 import { feedArgs, USER_CHUNK, type SocialState } from '../platform/state.ts';
 import { ACTIONS } from '../platform/events.ts';
 import { kernels as obsKernels, NACTIONS, OBS_WIDTH, STANCE_BINS } from './kernels.ts';
-import { fillTemplate, SYSTEM_PROMPT, USER_TEMPLATE } from './prompt.ts';
+import { archetypeMessages, typicalValues } from './prompt.ts';
+import type { CostMeter } from './cost.ts';
+import { roundShape, type ArchetypeSource } from './plan.ts';
+import { countTokens, promptTokens as countPrompt } from './tokens.ts';
 import { parseReply, REPLY_PARAMS, type FailureKind, type ParsedReply, type ReplyParam } from './reply.ts';
 import type { LlmClient, Message } from './providers.ts';
 import { kernels as core } from '../sim-core/kernels.ts';
@@ -42,6 +45,8 @@ export interface ArchetypeOptions {
   /** Scenario news for the prompt (e.g. a fact-check label); called each round. */
   news?: (step: number) => string[];
   template?: string;
+  /** Counts what the run spends and holds it to --llm-max-cost (cost.ts). */
+  cost?: CostMeter;
 }
 
 interface TaskResult {
@@ -53,6 +58,8 @@ interface TaskResult {
   hits: number;
   promptTokens: number;
   completionTokens: number;
+  /** Calls the server answered (not cache hits) and the tokens it billed for them. */
+  billed: [calls: number, prompt: number, completion: number];
 }
 
 // Codes of archetypes.arrow's failure column: new kinds go at the end, so recorded codes keep their meaning.
@@ -109,6 +116,19 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
   };
   let pending: { chosen: number[]; results: Promise<TaskResult[]> } | undefined;
   let firstRound = true;
+  const currentOf = (k: number) => REPLY_PARAMS.map((p) => `${p}=${fmt(s.behaviour.values[k * NPARAMS + P[p as BehaviourParam]])}`).join(', ');
+  const newsOf = (step: number) => (o.news?.(step) ?? []).join(' ') || 'nothing notable.';
+  const source: ArchetypeSource = {
+    archetypes: K,
+    every: o.every,
+    budget: o.budget,
+    samples: o.samples,
+    maxTokens: o.maxTokens,
+    retries: o.retries,
+    typicalPrompt: (k, m, step) => archetypeMessages(typicalValues(o.personas[k] ?? `archetype ${k}`, m, currentOf(k), newsOf(step), step), o.template),
+  };
+  if (o.cost) o.cost.source = source;
+  const counting = o.cost?.counting ?? false;
   const ask: Phase = {
     name: 'archetypes-ask',
     reads: ['archetype', 'opinion'],
@@ -117,6 +137,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
     async init(world) {
       members = await world.exec.reduce(core.countCodes, { codes: world.agents.columns.archetype, k: K }, world.agents.length);
       if (world.out) out = world.out.appender('archetypes.arrow', schema(0));
+      if (counting) o.cost!.attach(await roundShape(source, members));
     },
     async run(world, ctx) {
       if (ctx.step % o.every !== 0) return;
@@ -150,15 +171,13 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
       // The like counts may be held on a device (posts.ts COUNTED_COLUMNS).
       await s.posts.forHost([{ array: s.posts.cols.likes, length: s.posts.count }]);
       const trending = describeTrending(s);
-      const news = (o.news?.(ctx.step) ?? []).join(' ') || 'nothing notable.';
-      const B = s.behaviour.values;
+      const news = newsOf(ctx.step);
       const prompts = chosen.map((k) => {
         const w = k * OBS_WIDTH;
         const online = obs[w] ?? 0;
         const items = obs[w + 2] ?? 0;
         const bins = Array.from({ length: STANCE_BINS }, (_, b) => obs[w + 4 + b] ?? 0);
         const acts = Array.from({ length: NACTIONS }, (_, a) => [ACTIONS[a], obs[w + 4 + STANCE_BINS + a] ?? 0] as const).filter(([n, c]) => c > 0 && n !== 'refresh');
-        const current = REPLY_PARAMS.map((p) => `${p}=${fmt(B[k * NPARAMS + P[p as BehaviourParam]])}`).join(', ');
         const values = {
           persona: o.personas[k] ?? `archetype ${k}`,
           members: members[k],
@@ -170,14 +189,12 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
           trending,
           actions: acts.length ? acts.map(([n, c]) => `${c} ${n}`).join(', ') : 'nothing',
           events: news,
-          current,
+          current: currentOf(k),
         };
-        const messages: Message[] = [
-          { role: 'system', content: SYSTEM_PROMPT },
-          { role: 'user', content: fillTemplate(o.template ?? USER_TEMPLATE, values) },
-        ];
-        return messages;
+        return archetypeMessages(values, o.template) as Message[];
       });
+      // The counted prompt tokens of this round's first attempts bound the next round's cost.
+      if (counting) o.cost!.roundAsked(prompts.reduce((t, m) => t + countPrompt(m), 0) * o.samples, prompts.length * o.samples);
       // One task per (archetype, sample); each retries invalid replies with a new attempt index.
       const tasks = chosen.flatMap((_, i) =>
         Array.from({ length: o.samples }, (__, m) => async (): Promise<TaskResult> => {
@@ -187,6 +204,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
           let hits = 0;
           let promptTokens = 0;
           let completionTokens = 0;
+          const billed: TaskResult['billed'] = [0, 0, 0];
           for (let attempt = 0; ; attempt++) {
             const r = await o.client.call({ messages: prompts[i], temperature: o.temperature, maxTokens: o.maxTokens, sample: m, attempt });
             calls++;
@@ -195,10 +213,16 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
             completionTokens += r.completionTokens;
             latency += r.latencyMs;
             if (r.cacheHit) hits++;
+            else if (counting && r.text !== undefined) {
+              // What the server billed; the tokenizer's count when it reports no usage.
+              billed[0]++;
+              billed[1] += r.promptTokens || countPrompt(prompts[i]);
+              billed[2] += r.completionTokens || countTokens(r.text ?? '');
+            }
             const parsed: ParsedReply = r.text !== undefined ? parseReply(r.text) : { failure: r.failure, reason: '', example: '' };
             const ok = parsed.params !== undefined;
             if (ok || attempt >= o.retries || (r.text === undefined && r.failure !== '')) {
-              return { key: r.key, parsed, calls, tokens, latency, hits, promptTokens, completionTokens };
+              return { key: r.key, parsed, calls, tokens, latency, hits, promptTokens, completionTokens, billed };
             }
           }
         }),
@@ -211,6 +235,8 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
   };
   const collect: Phase = {
     name: 'archetypes',
+    // What the run has spent, carried through checkpoints so a resumed run holds the same limit.
+    state: o.cost && { cost: o.cost.state },
     reads: [],
     writes: [],
     tables: { reads: ['behaviour'], writes: ['behaviour'] },
@@ -252,6 +278,7 @@ export function archetypesPhases(s: SocialState, o: ArchetypeOptions): [Phase, P
         }
         const failure = rs.map((r) => r.parsed.failure).find((f) => f !== '') ?? '';
         for (const r of rs) {
+          o.cost?.spend(...r.billed);
           calls += r.calls;
           tokens += r.tokens;
           hits += r.hits;

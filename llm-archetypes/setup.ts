@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { InputError } from '../sim-core/errors.ts';
 import { LlmCache, ReplayLog, type RunLog } from './cache.ts';
 import { createOpenAiClient, createReplayClient, probeServer, type LlmClient } from './providers.ts';
+import { CostMeter } from './cost.ts';
+import { loadPersonaFile } from './personaFile.ts';
+import type { PersonaSpec } from './personas.ts';
 
 export const llmOptions = z.strictObject({
   provider: z.enum(['heuristic', 'openai', 'replay']).default('heuristic'),
@@ -22,6 +25,12 @@ export const llmOptions = z.strictObject({
   retries: z.number().int().min(0).max(10).default(2),
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(16).optional(),
+  /** A persona file (personaFile.ts); absolute. */
+  personasFile: z.string().optional(),
+  /** USD per million prompt and completion tokens, and the most a run may spend (cost.ts). */
+  priceIn: z.number().nonnegative().optional(),
+  priceOut: z.number().nonnegative().optional(),
+  maxCost: z.number().positive().optional(),
 });
 export type LlmOptions = z.output<typeof llmOptions>;
 
@@ -35,29 +44,48 @@ export interface LlmSetup {
   client: LlmClient;
   /** Writes the run directory's llm-cache.jsonl. */
   cache: RunLog;
+  /** The persona file's template and attributes (empty: the default template). */
+  personas: PersonaSpec;
+  /** What the run spends, and its limit. */
+  cost: CostMeter;
 }
 
 export function apiKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env.SOCSIM_LLM_API_KEY || env.OPENAI_API_KEY || undefined;
 }
 
-/** Returns undefined for the heuristic policy (no LLM). */
-export async function setupLlm(o: LlmOptions): Promise<LlmSetup | undefined> {
+/**
+ * Returns undefined for the heuristic policy (no LLM). With `plan` (`--plan`) nothing is called:
+ * no key is needed and no server is asked, and the client refuses every call.
+ */
+export async function setupLlm(o: LlmOptions, mode: { plan?: boolean } = {}): Promise<LlmSetup | undefined> {
   if (o.provider === 'heuristic') return undefined;
+  const cost = new CostMeter(o);
+  const personas = o.personasFile ? loadPersonaFile(o.personasFile) : {};
   if (o.provider === 'replay') {
     if (!o.cacheFile) throw new InputError('--llm replay needs --llm-cache FILE (the llm-cache.jsonl of a recorded run)');
     const log = ReplayLog.load(o.cacheFile);
     const options = replayOptions(o, o.cacheFile, log);
-    return { options, client: createReplayClient(options.model, log), cache: log };
+    return { options, client: createReplayClient(options.model, log), cache: log, personas, cost };
   }
   if (!o.baseURL) throw new InputError('--llm openai needs --llm-base-url URL (e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 for Ollama)');
+  const options = withDefaults(o);
+  if (mode.plan) return { options, client: planClient(options.model), cache: new LlmCache(), personas, cost };
   const apiKey = apiKeyFromEnv();
   if (!apiKey) throw new InputError('--llm openai needs an API key in SOCSIM_LLM_API_KEY or OPENAI_API_KEY (any non-empty value for local servers)');
   await probeServer(o.baseURL, apiKey);
   const cache = o.cacheFile ? LlmCache.load(o.cacheFile) : new LlmCache();
-  const options = withDefaults(o);
   const client = createOpenAiClient({ model: options.model, baseURL: o.baseURL, apiKey, timeoutMs: o.timeoutSeconds * 1000, retries: o.retries, cache });
-  return { options, client, cache };
+  return { options, client, cache, personas, cost };
+}
+
+/** A plan's client: a plan never calls a model, so a call is a bug. */
+function planClient(model: string): LlmClient {
+  return {
+    provider: 'openai',
+    model,
+    call: () => Promise.reject(new Error('a --plan called the model')),
+  };
 }
 
 function withDefaults(o: LlmOptions): ResolvedLlmOptions {

@@ -75,7 +75,6 @@ export default defineScenario({
     let archetypes: readonly [Phase, Phase] | undefined;
     if (ctx.llm) {
       const o = ctx.llm.options;
-      const labels = society.agents.schema;
       archetypes = archetypesPhases(s, {
         client: ctx.llm.client,
         every: o.every,
@@ -85,7 +84,8 @@ export default defineScenario({
         maxTokens: o.maxTokens,
         concurrency: o.concurrency,
         retries: o.retries,
-        personas: archetypePersonas(labels.age_band.dictionary!, labels.leaning.dictionary!, ACTIVITY_TIERS),
+        personas: archetypePersonas(society.agents, ctx.llm.personas),
+        cost: ctx.llm.cost,
         news: (step: number) => (step >= p.story.step && p.story.count > 0 ? [`A news story with stance ${p.story.stance} was posted by ${p.story.count} accounts at step ${p.story.step}.`] : []),
       });
     }

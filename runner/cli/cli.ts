@@ -95,7 +95,7 @@ function untilSignal(): Promise<void> {
 }
 
 /** Flags that shape a run's results: with --resume they come from the recorded run. */
-const RUN_SHAPING = ['plugin', 'agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'params', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries'];
+const RUN_SHAPING = ['plugin', 'agents', 'steps', 'seed', 'graph', 'ids', 'directed', 'undirected', 'out', 'force', 'snapshotEvery', 'stepSeconds', 'events', 'set', 'params', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries', 'llmMaxTokens', 'llmPersonas', 'llmPriceIn', 'llmPriceOut'];
 
 /** For `run --resume DIR`: the recorded run's scenario and options, after checking it can resume. */
 function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: Command) {
@@ -114,7 +114,8 @@ function resumeInvocation(scenarioArg: string | undefined, dirArg: string, cmd: 
     plugins: inv.plugins ?? [],
     params: inv.params,
     graphRead: inv.graphRead as ReturnType<typeof graphReadOptions>,
-    llm: inv.llm,
+    // --llm-max-cost may be raised (or dropped) to let a run stopped by it go on.
+    llm: cmd.getOptionValueSource('llmMaxCost') === 'cli' ? { ...inv.llm, maxCost: cmd.getOptionValue('llmMaxCost') as number } : inv.llm,
     opts: {
       agents: inv.agents,
       steps: inv.steps,
@@ -187,7 +188,8 @@ export async function buildProgram(command?: string): Promise<Command> {
     .option('--checkpoint-every <n>', 'checkpoint every n steps (0 = never); default automatic: after the first step, then whenever the time since the last reaches 20x its cost (<= ~5% overhead)', intFlag('--checkpoint-every', 0))
     .option('--snapshot-every <n>', 'agent snapshot every n steps (0 = first and last only); agents/step-N.arrow and the metrics row of step N are both the state after N steps', intFlag('--snapshot-every', 0))
     .option('--step-seconds <s>', 'simulated seconds per step', numFlag('--step-seconds', 0))
-    .option('--events', 'also write events.arrow, the full action trace (large)');
+    .option('--events', 'also write events.arrow, the full action trace (large)')
+    .option('--plan', 'print the LLM plan (calls per round and in all, prompt and completion tokens, the price with --llm-price-in/--llm-price-out) and exit, calling no model and writing nothing');
   addLlmOptions(run)
     .option('--params <file>', 'a JSON object of scenario parameter overrides (e.g. an experiment\'s plans/<run>.json), applied before --set and checked like it')
     .option('--set <key=value>', 'override a scenario parameter (repeatable; dots for nesting, e.g. graph.m=3)', collect, [])
@@ -195,6 +197,7 @@ export async function buildProgram(command?: string): Promise<Command> {
     .addOption(new Option('--quiet', 'no progress output, and no reading guide after the run (its result and files only)'))
     .option('--serve [port]', `serve the dashboard on 127.0.0.1 while the run goes (port default ${DEFAULT_PORT}; 0 = any free port); keeps serving after the run until Ctrl-C`, servePort)
     .action(async (scenarioArg: string | undefined, opts, cmd: Command) => {
+      if (opts.plan && opts.resume) throw new InputError('--plan describes a new run; leave out --resume (the run directory\'s manifest.json has what a run spent, under llm.spent)');
       const resumed = opts.resume ? resumeInvocation(scenarioArg, opts.resume, cmd) : undefined;
       if (resumed) {
         Object.assign(opts, resumed.opts);
@@ -217,6 +220,12 @@ export async function buildProgram(command?: string): Promise<Command> {
       const checked = scenario.params.safeParse(params);
       if (!checked.success) throw paramError(scenario.name, checked.error, scenario.params, params);
       const graphRead = resumed ? resumed.graphRead : graphReadOptions(opts, { ...fileParams, ...overrides });
+      if (opts.plan) {
+        const { planScenario } = await import('../run/planRun.ts');
+        const plan = await planScenario(scenario, { agents: opts.agents, steps: opts.steps, seed: opts.seed, threads: opts.threads, graphFile: opts.graph ? path.resolve(opts.graph) : undefined, graphRead, stepSeconds: opts.stepSeconds, llm: llmRunOptions(opts), params });
+        process.stdout.write((await import('./planOutput.ts')).planText(plan, 'this run'));
+        return;
+      }
       const signal = { stopRequested: false };
       const onSignal = () => {
         if (signal.stopRequested) process.exit(130);
@@ -288,6 +297,13 @@ export async function buildProgram(command?: string): Promise<Command> {
       }
       const relative = path.relative(process.cwd(), dir);
       const rel = relative === '' ? '.' : relative.startsWith('..') ? dir : relative;
+      if (manifest.status === 'interrupted' && manifest.stopped) {
+        // --llm-max-cost: a clean stop, resumable with a higher limit; exit 1, the files kept.
+        process.stdout.write(`${manifest.stopped}; completed steps are in ${rel}; continue with a higher limit: socsim run --resume ${rel} --llm-max-cost USD\n`);
+        process.exitCode = 1;
+        await server?.close();
+        return;
+      }
       if (manifest.status === 'interrupted') {
         const resume = manifest.checkpoint ? `; continue from step ${manifest.checkpoint.step} with: socsim run --resume ${rel}` : '; no checkpoint was taken, so it cannot be resumed';
         process.stdout.write(`interrupted after ${manifest.steps_completed} steps; completed steps are in ${rel}${resume}\n`);

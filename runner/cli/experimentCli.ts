@@ -81,9 +81,20 @@ export function registerExperimentCommands(program: Command): void {
     .option('--shard <i/N>', 'run only the runs whose plan index is i mod N (auto/N: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); a shard writes no tables: merge them with socsim experiment merge')
     .option('--force', 'replace another plan in DIR, and run every run again (removes only files an experiment or a run writes)')
     .option('--quiet', 'no progress bar');
-  addLlmOptions(runCmd).action(async (fileArg: string, opts, cmd: Command) => {
-    await runExperimentFile(fileArg, opts, llmChildFlags(cmd));
-  });
+  addLlmOptions(runCmd)
+    .option('--plan', 'print the LLM plan summed over every run (arms x grid x seeds; how many are complete in DIR already) and exit, calling no model and writing nothing')
+    .action(async (fileArg: string, opts, cmd: Command) => {
+      if (opts.plan) {
+        const { planExperimentLlm } = await import('../experiment/experimentLlmPlan.ts');
+        const { planText } = await import('./planOutput.ts');
+        const p = await planExperimentLlm(fileArg, opts, llmChildFlags(cmd));
+        process.stdout.write(planText(p.all, `${p.runs} runs`));
+        if (p.all) process.stdout.write('  the arms of a seed share replies (DIR/llm-cache.jsonl): what they ask alike is sent once, so the server gets at most these calls\n');
+        if (p.done > 0) process.stdout.write(`${p.done} of ${p.runs} runs are complete in ${rel(path.resolve(opts.out ?? path.join('runs', p.name)))} already${p.remaining ? `; the other ${p.runs - p.done}: ${p.remaining.calls.toLocaleString('en-US')} calls${p.remaining.costUsd !== undefined ? `, at most $${p.remaining.costUsd.toFixed(2)}` : ''}` : ''}\n`);
+        return;
+      }
+      await runExperimentFile(fileArg, opts, llmChildFlags(cmd));
+    });
   // `socsim experiment FILE` is `run`, the default subcommand, so its help shows run's options too.
   experiment.addHelpText('after', () => `\nsocsim experiment FILE [options] is socsim experiment run FILE [options]:\n\n${runCmd.helpInformation()}`);
 

@@ -34,6 +34,15 @@ export function numFlag(name: string, minExclusive: number) {
   };
 }
 
+/** A price: a number >= 0. */
+function priceFlag(name: string) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (raw.trim() === '' || !(v >= 0) || !Number.isFinite(v)) throw new InputError(`${name} must be a price in USD per million tokens, a number >= 0 (got "${raw}")`);
+    return v;
+  };
+}
+
 /** A share: a number from 0 to 1. */
 export function shareFlag(name: string) {
   return (raw: string): number => {
@@ -71,6 +80,11 @@ export function addLlmOptions(cmd: Command): Command {
     .option('--llm-concurrency <n>', 'calls in flight at once (default 16)', intFlag('--llm-concurrency', 1, 256))
     .option('--llm-timeout <s>', 'seconds per call before it counts as a timeout (default 30)', numFlag('--llm-timeout', 0))
     .option('--llm-retries <n>', 'retries per call (default 2)', intFlag('--llm-retries', 0, 10))
+    .option('--llm-max-tokens <n>', 'most completion tokens per call (default 400; with --llm replay, the cache\'s)', intFlag('--llm-max-tokens', 16))
+    .option('--llm-personas <file>', 'a JSON persona file: the persona template over the population\'s attributes, added attributes, single archetypes\' personas (docs/llm-archetypes.md)')
+    .option('--llm-price-in <usd>', 'USD per million prompt tokens, for --plan\'s price, the manifest\'s cost and --llm-max-cost', priceFlag('--llm-price-in'))
+    .option('--llm-price-out <usd>', 'USD per million completion tokens (with --llm-price-in)', priceFlag('--llm-price-out'))
+    .option('--llm-max-cost <usd>', 'stop the run, resumable, before an LLM round could take its spending past this many USD (needs the prices; per run in an experiment; with --resume, a new limit)', numFlag('--llm-max-cost', 0))
     .option('--llm-max-failures <share>', `exit 1 (the run's files kept) when more than this share of archetype decisions failed, 0 to 1 (default ${DEFAULT_MAX_FAILURE_SHARE}; 1 accepts any)`, shareFlag('--llm-max-failures'));
 }
 
@@ -90,7 +104,7 @@ export function llmChildFlags(cmd: Command): string[] {
       process.env.SOCSIM_LLM_BASE_URL = String(v);
       continue;
     }
-    out.push('--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), k === 'llmCache' ? path.resolve(String(v)) : String(v));
+    out.push('--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), k === 'llmCache' || k === 'llmPersonas' ? path.resolve(String(v)) : String(v));
   }
   return out;
 }

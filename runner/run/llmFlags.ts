@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { LlmOptions } from '../../llm-archetypes/setup.ts';
 
-export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries', 'llmMaxFailures'] as const;
+export const LLM_OPTION_KEYS = ['llm', 'llmModel', 'llmBaseUrl', 'llmCache', 'llmEvery', 'llmBudget', 'llmSamples', 'llmConcurrency', 'llmTimeout', 'llmRetries', 'llmMaxFailures', 'llmMaxTokens', 'llmPersonas', 'llmPriceIn', 'llmPriceOut', 'llmMaxCost'] as const;
 
 type LlmFlagValues = Partial<Record<(typeof LLM_OPTION_KEYS)[number], string | number>>;
 
@@ -23,5 +23,10 @@ export function llmRunOptions(opts: LlmFlagValues): Partial<LlmOptions> {
     ...(o.llmConcurrency !== undefined && { concurrency: o.llmConcurrency }),
     ...(o.llmTimeout !== undefined && { timeoutSeconds: o.llmTimeout }),
     ...(o.llmRetries !== undefined && { retries: o.llmRetries }),
+    ...(o.llmMaxTokens !== undefined && { maxTokens: o.llmMaxTokens }),
+    ...(o.llmPersonas !== undefined && { personasFile: path.resolve(o.llmPersonas) }),
+    ...(o.llmPriceIn !== undefined && { priceIn: o.llmPriceIn }),
+    ...(o.llmPriceOut !== undefined && { priceOut: o.llmPriceOut }),
+    ...(o.llmMaxCost !== undefined && { maxCost: o.llmMaxCost }),
   };
 }

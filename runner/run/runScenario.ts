@@ -80,7 +80,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
     const fresh = freshManifest(scenario, o, { params, agents, steps, seed, threads, stepSeconds, snapshotEvery }, opened, llm, started);
     // A resumed run keeps its manifest (parameters, start time, the steps it has) and says so.
     // Its threads and backend are those of this process (a run may be resumed on others).
-    const manifest: Manifest = resuming ? { ...resuming.manifest, threads, backend: opened.backend, adapter: opened.adapter, status: 'running', error: undefined, finished_at: undefined } : fresh;
+    const manifest: Manifest = resuming ? { ...resuming.manifest, threads, backend: opened.backend, adapter: opened.adapter, status: 'running', error: undefined, stopped: undefined, finished_at: undefined } : fresh;
     manifest.pid = process.pid;
     manifest.host = os.hostname();
     const policy = new CheckpointPolicy(o.checkpointEvery);
@@ -108,6 +108,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         metrics?.close();
         const extra = closeOutputs?.() ?? [];
         if (llm) {
+          manifest.llm.spent = llm.cost.spent();
           llm.cache.close();
           extra.push('llm-cache.jsonl');
         }
@@ -247,7 +248,10 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
         // With one thread a step never leaves the microtask queue; yield so signals get handled.
         await new Promise((resolve) => setImmediate(resolve));
         if (graphWrite.error) await graphWrite.written();
-        if (o.signal?.stopRequested) {
+        // --llm-max-cost: stop as an interrupted run stops, before a round that could pass it.
+        const overBudget = o.signal?.stopRequested ? undefined : llm?.cost.stopBefore(step);
+        if (overBudget) manifest.stopped = overBudget;
+        if (o.signal?.stopRequested || overBudget) {
           await completed;
           if (step > (manifest.checkpoint?.step ?? -1) && (o.checkpointEvery ?? 1) > 0) {
             await snapshots.settle();
@@ -297,6 +301,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions = {}): Promi
           manifest.kernel_transfer_bytes = kernelTransfers(exec);
           manifest.kernel_device_ms = kernelTimes(exec);
           manifest.kernel_clock_ms = kernelTimes(exec, 'clock');
+          if (llm) manifest.llm.spent = llm.cost.spent();
           writeJsonAtomic(manifestFile, manifest);
           manifestPolicy.record(performance.now() - tm);
         }

@@ -130,7 +130,11 @@ export function metrics(dir: string): Record<string, number[]> {
 
 const pop = populationConfig.parse({});
 /** Persona text of each archetype, in archetype order (as the social-feed scenario builds them). */
-export const PERSONAS = archetypePersonas(pop.ageBand.labels, pop.leaning.labels, ACTIVITY_TIERS);
+export const PERSONAS = archetypePersonas({
+  length: 0,
+  schema: { age_band: { type: 'u8', dictionary: pop.ageBand.labels }, leaning: { type: 'u8', dictionary: pop.leaning.labels }, activity_tier: { type: 'u8', dictionary: ACTIVITY_TIERS } },
+  columns: { archetype: new Uint16Array(0) },
+});
 const byPersona = new Map(PERSONAS.map((p, k) => [p, k]));
 
 /** The archetype index of a persona seen in a prompt (throws for an unknown persona). */
