@@ -79,22 +79,13 @@ export interface Manifest {
   peak_rss_bytes: number;
   /** Resident memory once the world is built and the first files are written. */
   rss_after_setup_bytes?: number;
-  /** The behaviour provider: heuristic, or an LLM (never the key). */
-  llm: {
-    provider: string;
-    model?: string;
-    base_url?: string;
-    cache?: string;
-    every?: number;
-    budget?: number;
-    samples?: number;
-    /**
-     * What the run's calls cost: the prompt and completion tokens the server billed (its usage
-     * counts, else the tokenizer's) for calls not served from a cache, and their price in USD when
-     * --llm-price-in/--llm-price-out are given. A replay counts the recorded calls.
-     */
-    spent?: { prompt_tokens: number; completion_tokens: number; calls: number; cost_usd?: number };
-  };
+  /**
+   * The behaviour provider: heuristic, or an LLM (never the key). `spent`: what the run's calls
+   * cost, the prompt and completion tokens the server billed (its usage counts, else the
+   * tokenizer's) for the calls not served from a cache, and their price in USD (`cost_usd`) when
+   * --llm-price-in/--llm-price-out are given; a replay counts the recorded calls.
+   */
+  llm: { provider: string; model?: string; base_url?: string; cache?: string; every?: number; budget?: number; samples?: number; spent?: { prompt_tokens: number; completion_tokens: number; calls: number; cost_usd?: number } };
   /** Whether events.arrow (the full action trace) was written. */
   events?: boolean;
   /** The process writing the run, so `inspect` and `--resume` can tell a dead run from a live one. */
