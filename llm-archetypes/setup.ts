@@ -59,7 +59,11 @@ export function apiKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string | un
  * no key is needed and no server is asked, and the client refuses every call.
  */
 export async function setupLlm(o: LlmOptions, mode: { plan?: boolean } = {}): Promise<LlmSetup | undefined> {
-  if (o.provider === 'heuristic') return undefined;
+  if (o.provider === 'heuristic') {
+    const given = ([['personasFile', '--llm-personas'], ['priceIn', '--llm-price-in'], ['priceOut', '--llm-price-out'], ['maxCost', '--llm-max-cost']] as const).find(([k]) => o[k] !== undefined);
+    if (given) throw new InputError(`${given[1]} applies to LLM archetypes; add --llm openai (or replay), or leave ${given[1]} out`);
+    return undefined;
+  }
   const cost = new CostMeter(o);
   const personas = o.personasFile ? loadPersonaFile(o.personasFile) : {};
   if (o.provider === 'replay') {

@@ -80,7 +80,10 @@ describe('--llm-max-cost', () => {
     total = manifestOf(ref).llm.spent.cost_usd;
   });
 
-  it('needs the prices', async () => {
+  it('needs the prices, and an LLM', async () => {
+    const heuristic = await socsim(['run', 'social-feed', '--agents', '2000', '--steps', '2', '--llm-max-cost', '1', '--out', out('heuristic')]);
+    expect(heuristic.code).toBe(2);
+    expect(heuristic.stderr).toContain('--llm-max-cost applies to LLM archetypes; add --llm openai');
     const r = await socsim(replayArgs(path.join(rec, 'llm-cache.jsonl'), out('noprice'), ['--llm-max-cost', '1']));
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
