@@ -12,7 +12,19 @@
  * that are invalid and asked again add calls the bound does not foresee.
  */
 import { InputError } from '../sim-core/errors.ts';
-import type { ArchetypeSource } from './plan.ts';
+import type { Message } from './providers.ts';
+
+/** What the archetype layer exposes for plans and budgets (decide.ts builds it). */
+export interface ArchetypeSource {
+  archetypes: number;
+  every: number;
+  budget: number;
+  samples: number;
+  maxTokens: number;
+  retries: number;
+  /** The prompt of archetype k in the round at `step`, filled with typical figures. */
+  typicalPrompt(k: number, members: number, step: number): Message[];
+}
 
 /** USD per million tokens. */
 export interface Prices {

@@ -12,19 +12,7 @@
 import type { Table } from '../sim-core/table.ts';
 import type { Message } from './providers.ts';
 import { loadTokenizer, promptTokens, TOKENIZER } from './tokens.ts';
-import { usd, type Prices, type RoundShape } from './cost.ts';
-
-/** What the archetype layer exposes for plans and budgets (decide.ts builds it). */
-export interface ArchetypeSource {
-  archetypes: number;
-  every: number;
-  budget: number;
-  samples: number;
-  maxTokens: number;
-  retries: number;
-  /** The prompt of archetype k in the round at `step`, filled with typical figures. */
-  typicalPrompt(k: number, members: number, step: number): Message[];
-}
+import { usd, type ArchetypeSource, type Prices, type RoundShape } from './cost.ts';
 
 export interface LlmPlan {
   tokenizer: string;
