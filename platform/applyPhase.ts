@@ -134,7 +134,21 @@ export function applyPhase(s: SocialState, story?: StoryOptions): Phase {
       // the call, not kept in this frame: a growth below replaces them (releaseArrays).
       await world.exec.run(
         K.countVotes,
-        { evCount: s.events.count, evAction: s.events.action, evTarget: s.events.target, likes: P.cols.likes, dislikes: P.cols.dislikes, maxEvents: s.events.max, base: P.base, first: P.first, count: P.count },
+        {
+          evCount: s.events.count,
+          evAction: s.events.action,
+          evTarget: s.events.target,
+          active: s.feeds.active,
+          opinion,
+          likes: P.cols.likes,
+          dislikes: P.cols.dislikes,
+          likesLeft: P.cols.likes_left,
+          dislikesLeft: P.cols.dislikes_left,
+          maxEvents: s.events.max,
+          base: P.base,
+          first: P.first,
+          count: P.count,
+        },
         n,
         { chunkRows: USER_CHUNK },
       );

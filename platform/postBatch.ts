@@ -19,7 +19,7 @@ import type { SocialState } from './state.ts';
  * The columns writePosts fills: all but the counters kernels add to (COUNTED_COLUMNS), which a
  * device executor may hold, so that a call on the CPU does not read them back; write() zeroes them.
  */
-const { impressions: _i, likes: _l, dislikes: _d, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
+const { impressions: _i, likes: _l, dislikes: _d, likes_left: _ll, dislikes_left: _dl, ...WRITTEN_COLUMNS } = SCALAR_COLUMNS;
 
 /**
  * Rows [row0 + start, row0 + end) of the post table from queued posts [start, end), but their
@@ -186,8 +186,8 @@ export class PostBatch {
     if (row0 > P.addedFrom) P.wrote(P.topic, P.addedFrom * D, row0 * D);
     const topics = { newParent: this.parent, newSrc: this.src, srcTopic, topic: P.topic, row0, base: P.base, dim: D };
     await exec.run(kernels.writeTopics, topics, n, { wroteRows: [{ array: P.topic, from: row0 * D, to: (row0 + n) * D }] });
-    const { impressions, likes, dislikes, ...cols } = P.cols;
-    for (const c of [impressions, likes, dislikes]) c.fill(0, row0, row0 + n);
+    const { impressions, likes, dislikes, likes_left, dislikes_left, ...cols } = P.cols;
+    for (const c of [impressions, likes, dislikes, likes_left, dislikes_left]) c.fill(0, row0, row0 + n);
     const args = {
       newAuthor: this.author,
       newKind: this.kind,

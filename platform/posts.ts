@@ -75,6 +75,13 @@ export const SCALAR_COLUMNS = {
   tag: 'u8',
   likes: 'i32',
   dislikes: 'i32',
+  /**
+   * Of likes and dislikes, those by accounts whose opinion was below 0 when they voted (the right
+   * side's are the rest): the bridging ranker's per-side approval (recsys/rankers/bridging.ts).
+   * Not in posts.arrow (its columns are listed in `columns`), so runs keep their files' bytes.
+   */
+  likes_left: 'i32',
+  dislikes_left: 'i32',
   reposts: 'i32',
   quotes: 'i32',
   comments: 'i32',
@@ -94,7 +101,7 @@ export type PostColumns = { [K in PostColumn]: InstanceType<(typeof ARRAY_OF)[(t
  * retires (phases.ts maintain); a compaction or growth is repeated on the device's copy
  * (PostTable.announceChanges). The host only zeroes a new post's.
  */
-export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes'] as const;
+export const COUNTED_COLUMNS = ['impressions', 'likes', 'dislikes', 'likes_left', 'dislikes_left'] as const;
 
 /** A post to add; content fields a reshare inherits (veracity, novelty, tag: 0; rank: 1) are optional. */
 export interface NewPost {
@@ -137,7 +144,7 @@ export type TableMove = { at: PostArrays; from: number; rows: number; grow?: und
 
 /**
  * Post columns the host changes after a post is created: counters (apply), flags (apply,
- * interventions), rank (downrank). Impressions, likes and dislikes are counted by kernels
+ * interventions), rank (downrank). Impressions, likes and dislikes (and their left sides) are counted by kernels
  * (COUNTED_COLUMNS), which the executor sees.
  */
 const MUTABLE_POST_COLUMNS = new Set<string>(['reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
@@ -335,6 +342,8 @@ export class PostTable extends StateTable {
     c.prev_by_author[r] = p.prevByAuthor;
     c.likes[r] = 0;
     c.dislikes[r] = 0;
+    c.likes_left[r] = 0;
+    c.dislikes_left[r] = 0;
     c.reposts[r] = 0;
     c.quotes[r] = 0;
     c.comments[r] = 0;

@@ -25,7 +25,7 @@ export const socialConfig = z
      * plugins extend), a layer above this one: the scenario checks the name against it
      * (recsys/rankerRegistry.ts rankerName).
      */
-    ranker: z.string().min(1).default('x-interest').describe('how feeds are ordered: a ranker by name (bundled: chronological, random, reddit-hot, x-interest; plugins add more)'),
+    ranker: z.string().min(1).default('x-interest').describe('how feeds are ordered: a ranker by name (bundled: chronological, random, reddit-hot, x-interest, bridging; plugins add more)'),
     recency: z.enum(['exp', 'oasis']).default('exp').describe("x-interest recency: exp(-age/tauHours), or OASIS's ln((271.8 - age)/100) clipped at 0"),
     tauHours: z.number().positive().default(6).describe('x-interest recency time scale in hours (recency exp)'),
     windowHours: z.number().positive().default(48).describe('posts older than this leave the candidates (and memory) and go to posts.arrow'),

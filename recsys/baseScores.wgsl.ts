@@ -10,7 +10,8 @@
  * is past the factor table (x-interest's) are counted in the second result word (records.ts
  * extends the table and runs the kernel again).
  *
- * A ranker without a WGSL base score (reddit-hot's takes a base-10 logarithm) stays on the CPU.
+ * A ranker without a WGSL base score (reddit-hot's takes a base-10 logarithm, bridging's reads the
+ * per-side vote counts, which stay on the CPU's side of this kernel) stays on the CPU.
  */
 import { RNG_WGSL } from '../sim-core/gpu/rng.wgsl.ts';
 import { SOFTFLOAT_WGSL } from '../sim-core/gpu/softfloat.wgsl.ts';
@@ -27,7 +28,7 @@ const CASES = BUNDLED_RANKERS.map((R, code) => (R.wgsl?.base === undefined ? '' 
 export const baseScoresGpu = wgslKernel({
   params: { outStride: 'none', now: 'none', stepSeconds: 'none', tauHours: 'none', recency: 'none', firstStep: 'i32' },
   words: ['factors'],
-  bind: { likes: 'none', dislikes: 'none', treatVote: 'none', recencies: 'pack', factors: 'pack' },
+  bind: { likes: 'none', dislikes: 'none', likesLeft: 'none', dislikesLeft: 'none', treatVote: 'none', recencies: 'pack', factors: 'pack' },
   result: 'atomic',
   body: () => /* wgsl */ `
 ${RNG_WGSL}

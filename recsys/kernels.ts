@@ -537,17 +537,18 @@ const recordStatics = kernel(
  * `recencies` and `factors` are read by the WGSL version only (baseScores.wgsl.ts), which has no f64
  * exponential or logarithm: x-interest's R(age) for the creation steps firstStep .. now, and the
  * follower factor F(f) for f = 999 .. 999 + factors.length - 1 (below 999 it is 1), both made with
- * x-interest's functions (rankers/xInterest.ts). Its second partial counts the rows whose author's follower count is past
+ * x-interest's functions (rankers/xInterest.ts). `likesLeft` and `dislikesLeft` are the per-side
+ * vote counts for a ranker that reads them (Recommender.bySide), empty for the others. Its second partial counts the rows whose author's follower count is past
  * the table, for the caller to extend it and run again.
  */
 const baseScores = kernel(
   {
-    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32', recencies: 'f64', factors: 'f64' },
+    reads: { rank: 'f32', step: 'i32', author: 'i32', likes: 'i32', dislikes: 'i32', likesLeft: 'i32', dislikesLeft: 'i32', treatVote: 'i8', flags: 'u8', followers: 'i32', recencies: 'f64', factors: 'f64' },
     writes: { out: 'f32' },
     params: ['base', 'first', 'outStride', 'ranker', 'now', 'stepSeconds', 'tauHours', 'recency', 'firstStep'],
   },
   (a, start, end): number[] => {
-    const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, treat_vote: a.treatVote };
+    const cols = { rank: a.rank, step: a.step, author: a.author, likes: a.likes, dislikes: a.dislikes, likes_left: a.likesLeft, dislikes_left: a.dislikesLeft, treat_vote: a.treatVote };
     const o = { ranker: a.ranker, step: a.now, stepSeconds: a.stepSeconds, tauHours: a.tauHours, recency: a.recency, followers: a.followers, recencyMemo: { step: NaN, value: 0 } };
     const { out, outStride: S, base, flags } = a;
     const R = BUNDLED_RANKERS[a.ranker];

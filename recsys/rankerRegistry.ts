@@ -15,9 +15,13 @@ import { chronological } from './rankers/chronological.ts';
 import { random } from './rankers/random.ts';
 import { redditHot } from './rankers/redditHot.ts';
 import { xInterest } from './rankers/xInterest.ts';
+import { bridging } from './rankers/bridging.ts';
 
-/** The bundled rankers; a ranker's code is its index here (kernel parameters, GPU params). */
-export const BUNDLED_RANKERS: readonly Recommender[] = [chronological, random, redditHot, xInterest];
+/**
+ * The bundled rankers; a ranker's code is its index here (kernel parameters, GPU params), so a new
+ * one goes at the end.
+ */
+export const BUNDLED_RANKERS: readonly Recommender[] = [chronological, random, redditHot, xInterest, bridging];
 
 /** The bundled rankers' names. */
 export const RANKER_NAMES: readonly string[] = BUNDLED_RANKERS.map((r) => r.name);

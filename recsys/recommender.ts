@@ -32,6 +32,12 @@ export interface ScoreColumns {
   author: ArrayLike<number>;
   likes: ArrayLike<number>;
   dislikes: ArrayLike<number>;
+  /**
+   * The likes and dislikes by accounts of opinion below 0 (platform/posts.ts): filled only for a
+   * ranker whose `bySide` is set, empty otherwise (the webgpu backend then leaves them on the device).
+   */
+  likes_left: ArrayLike<number>;
+  dislikes_left: ArrayLike<number>;
   treat_vote: ArrayLike<number>;
 }
 
@@ -93,6 +99,8 @@ export interface Recommender {
    * (and trending), or posts drawn uniformly from the window (and trending).
    */
   readonly outOfNetwork: 'clusters' | 'window';
+  /** Whether its base score reads the per-side vote counts (ScoreColumns likes_left, dislikes_left). */
+  readonly bySide?: boolean;
   readonly wgsl?: RankerWgsl;
 }
 

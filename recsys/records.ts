@@ -32,6 +32,7 @@ export function baseScore(posts: PostTable, r: number, o: ScoreOptions): number 
 
 const NO_SCORES = sharedArray('f32', 0);
 const NO_TABLE = sharedArray('f64', 0);
+const NO_COUNTS = sharedArray('i32', 0);
 /** The smallest follower count whose factor is above 1 (rankers/xInterest.ts followerFactor). */
 const FACTOR_FROM = 999;
 
@@ -119,12 +120,16 @@ export class PostRecords extends StateTable {
     const firstStep = posts.count > posts.first ? (c.step[posts.first] as number) : o.step;
     if (device) this.tables(o, firstStep, FACTOR_FROM);
     const out = device ? this.score : this.recF;
+    const bySide = BUNDLED_RANKERS[o.ranker].bySide === true;
     const args = {
       rank: c.rank,
       step: c.step,
       author: c.author,
       likes: c.likes,
       dislikes: c.dislikes,
+      // Only a ranker that reads them gets them (a device executor would bring them back for it).
+      likesLeft: bySide ? c.likes_left : NO_COUNTS,
+      dislikesLeft: bySide ? c.dislikes_left : NO_COUNTS,
       treatVote: c.treat_vote,
       flags: c.flags,
       followers: o.followers,

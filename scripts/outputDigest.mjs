@@ -56,7 +56,7 @@ const runs = [];
 for (const s of ['deffuant', 'degroot', 'hegselmann-krause', 'independent-cascade', 'linear-threshold', 'opinion-cascade', 'sir', 'voter']) {
   runs.push([s, [s, '--agents', '3000', '--steps', '12']]);
 }
-for (const ranker of ['chronological', 'random', 'reddit-hot', 'x-interest']) {
+for (const ranker of ['chronological', 'random', 'reddit-hot', 'x-interest', 'bridging']) {
   runs.push([`social-feed-${ranker}`, ['social-feed', '--agents', '4000', '--steps', '12', '--set', `platform.ranker=${ranker}`, '--events']]);
 }
 // Every intervention kind in one run, each acting within its 12 steps.

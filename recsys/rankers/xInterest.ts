@@ -66,22 +66,24 @@ export function xInterestListScore(base: number, likes: number): number {
 }
 
 /**
- * R(age) x F(followers) of row r, as xInterestBase. Rows come in step order, so with a memo R is
- * computed once per step of creation, not once per post (2.3M a step at 1M agents).
+ * R(age) of row r, as recencyFactor at the row's age now. Rows come in step order, so with a memo
+ * R is computed once per step of creation, not once per post (2.3M a step at 1M agents).
  */
-function rowBase(c: ScoreColumns, r: number, o: ScoreOptions): number {
+export function rowRecency(c: ScoreColumns, r: number, o: ScoreOptions): number {
   const st = c.step[r];
   const memo = o.recencyMemo;
-  let rf: number;
-  if (memo && memo.step === st) rf = memo.value;
-  else {
-    rf = recencyFactor(((o.step - st) * o.stepSeconds) / 3600, o.recency, o.tauHours);
-    if (memo) {
-      memo.step = st;
-      memo.value = rf;
-    }
+  if (memo && memo.step === st) return memo.value;
+  const rf = recencyFactor(((o.step - st) * o.stepSeconds) / 3600, o.recency, o.tauHours);
+  if (memo) {
+    memo.step = st;
+    memo.value = rf;
   }
-  return rf * followerFactor(o.followers[c.author[r]]);
+  return rf;
+}
+
+/** R(age) x F(followers) of row r, as xInterestBase. */
+function rowBase(c: ScoreColumns, r: number, o: ScoreOptions): number {
+  return rowRecency(c, r, o) * followerFactor(o.followers[c.author[r]]);
 }
 
 export const xInterest: Recommender = {

@@ -8,7 +8,7 @@ import scenario from '../../scenarios/social-feed.ts';
 
 describe('ranker registry', () => {
   it('lists the bundled rankers once each, their codes their places in the list', () => {
-    expect(RANKER_NAMES).toEqual(['chronological', 'random', 'reddit-hot', 'x-interest']);
+    expect(RANKER_NAMES).toEqual(['chronological', 'random', 'reddit-hot', 'x-interest', 'bridging']);
     expect(new Set(RANKER_NAMES).size).toBe(BUNDLED_RANKERS.length);
     RANKER_NAMES.forEach((name, code) => expect(rankerOf(name)).toEqual({ code, ranker: BUNDLED_RANKERS[code], plugin: undefined }));
     expect(socialConfig.parse({}).ranker).toBe('x-interest');
@@ -19,7 +19,7 @@ describe('ranker registry', () => {
     const bad = rankerName.safeParse('hot');
     expect(bad.success).toBe(false);
     expect(bad.error!.issues[0].message).toBe(unknownRanker('hot'));
-    expect(unknownRanker('hot')).toMatch(/^unknown ranker "hot": the rankers are chronological, random, reddit-hot, x-interest; a study adds its own with a plugin file \(export default defineRanker/);
+    expect(unknownRanker('hot')).toMatch(/^unknown ranker "hot": the rankers are chronological, random, reddit-hot, x-interest, bridging; a study adds its own with a plugin file \(export default defineRanker/);
     const p = scenario.params.safeParse({ platform: { ranker: 'nope' } });
     expect(p.error?.issues.map((i) => i.path.join('.'))).toEqual(['platform.ranker']);
     const ivs = [{ kind: 'setRanker', hour: 1, ranker: 'chronological' }, { kind: 'setRanker', hour: 2, ranker: 'hot' }, { kind: 'setParam', hour: 3, param: 'platform.ranker', value: 'hotter' }];

@@ -222,7 +222,7 @@ describe('social platform', () => {
   });
 
   it('perCluster 0 and trending 0 give feeds of followed accounts only, under every ranker', async () => {
-    for (const ranker of ['chronological', 'random', 'reddit-hot', 'x-interest']) {
+    for (const ranker of ['chronological', 'random', 'reddit-hot', 'x-interest', 'bridging']) {
       const counts = async (platform: Record<string, unknown>) => {
         const { world, s, phases } = await socialWorld(2000, 1, { ranker, feedSize: 10, inNetwork: 10, ...platform });
         let items = 0;

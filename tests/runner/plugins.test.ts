@@ -111,7 +111,7 @@ export default defineExperiment({
     expect(one('plain.ts', 'export default 42;\n')).toMatch(/^socsim: plugin plain\.ts: its default export is not a plugin \(type undefined\)/);
     expect(one('badname.ts', `import { defineRanker } from '${API}';\nexport default defineRanker({ name: 'Bad Name', doc: 'x', score: () => 0 });\n`)).toMatch(/^socsim: badname\.ts:2: invalid ranker definition Bad Name: name: use lowercase letters/);
     const unknown = one('engagement.ts', ENGAGEMENT, '--set', 'platform.ranker=engagment');
-    expect(unknown).toMatch(/unknown ranker "engagment": the rankers are chronological, random, reddit-hot, x-interest, engagement; a study adds its own with a plugin file/);
+    expect(unknown).toMatch(/unknown ranker "engagment": the rankers are chronological, random, reddit-hot, x-interest, bridging, engagement; a study adds its own with a plugin file/);
     const taken = one('taken.ts', `import { defineRanker } from '${API}';\nexport default defineRanker({ name: 'random', doc: 'x', score: () => 0 });\n`);
     expect(taken).toMatch(/^socsim: plugin taken\.ts: ranker name "random" is already taken by a bundled ranker/);
   });

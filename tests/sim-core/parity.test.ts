@@ -203,6 +203,8 @@ describe('kernel parity: inline and worker pool', () => {
       author: col(sharedArray('i32', posts), (r) => (r * 7919) % 5000),
       likes: col(sharedArray('i32', posts), (r) => (r * 31) % 17),
       dislikes: col(sharedArray('i32', posts), (r) => (r * 13) % 5),
+      likesLeft: col(sharedArray('i32', posts), (r) => ((r * 31) % 17) >> 1),
+      dislikesLeft: col(sharedArray('i32', posts), (r) => ((r * 13) % 5) % 3),
       treatVote: col(sharedArray('i8', posts), (r) => (r % 7) - 3 > 1 ? 1 : 0),
       kind: col(sharedArray('u8', posts), (r) => r % 4),
       flags: col(sharedArray('u8', posts), (r) => (r % 23 === 0 ? 8 : 0)),
@@ -215,7 +217,7 @@ describe('kernel parity: inline and worker pool', () => {
     const recF = new Float32Array(rec.buffer);
     const recQ = new Int8Array(rec.buffer);
     const score = sharedArray('f32', posts);
-    for (const ranker of [0, 1, 2, 3]) {
+    for (const ranker of [0, 1, 2, 3, 4]) {
       // Rows before 1000 are retired (not scored); static fields are written from row 40,000.
       await check.run(recsys.recordStatics, { step: post.step, author: post.author, prevByAuthor, topic, rec, recQ, from: 40_000, dim: 16, stride }, posts - 40_000, { chunkRows: 16384 });
       const { kind, flags, cluster, ...scored } = post;

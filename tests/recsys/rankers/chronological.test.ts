@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { chronological, chronologicalScore } from '../../../recsys/rankers/chronological.ts';
 import { expectDeclared } from './shape.ts';
 
-const cols = { rank: [1], step: [0], author: [0], likes: [0], dislikes: [0], treat_vote: [0] };
+const cols = { rank: [1], step: [0], author: [0], likes: [0], dislikes: [0], likes_left: [0], dislikes_left: [0], treat_vote: [0] };
 const o = { ranker: 0, step: 0, stepSeconds: 3600, tauHours: 6, recency: 0, followers: new Int32Array(1) };
 
 describe('chronological', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { random, randomListScore, randomScore } from '../../../recsys/rankers/random.ts';
 import { expectDeclared } from './shape.ts';
 
-const cols = { rank: [0.5], step: [0], author: [0], likes: [3], dislikes: [0], treat_vote: [0] };
+const cols = { rank: [0.5], step: [0], author: [0], likes: [3], dislikes: [0], likes_left: [0], dislikes_left: [0], treat_vote: [0] };
 const o = { ranker: 1, step: 0, stepSeconds: 3600, tauHours: 6, recency: 0, followers: new Int32Array(1) };
 
 describe('random', () => {

@@ -19,7 +19,7 @@ describe('reddit-hot', () => {
   });
 
   it("a treatment's artificial vote counts as one more up- or down-vote; lists use the base", () => {
-    const cols = (tv: number) => ({ rank: [1], step: [10], author: [0], likes: [9], dislikes: [0], treat_vote: [tv] });
+    const cols = (tv: number) => ({ rank: [1], step: [10], author: [0], likes: [9], dislikes: [0], likes_left: [0], dislikes_left: [0], treat_vote: [tv] });
     expect(redditHot.baseScore(cols(0), 0, 0, o)).toBe(hotScore(9, 0, 36000));
     expect(redditHot.baseScore(cols(1), 0, 0, o)).toBe(hotScore(10, 0, 36000));
     expect(redditHot.baseScore(cols(-1), 0, 0, o)).toBe(hotScore(9, 1, 36000));

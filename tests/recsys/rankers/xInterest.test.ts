@@ -46,7 +46,7 @@ describe('x-interest', () => {
   });
 
   it('a row scores R(age at the current step) x F(its author), with R memoised per creation step', () => {
-    const cols = { rank: [1, 1], step: [4, 4], author: [0, 1], likes: [0, 0], dislikes: [0, 0], treat_vote: [0, 0] };
+    const cols = { rank: [1, 1], step: [4, 4], author: [0, 1], likes: [0, 0], dislikes: [0, 0], likes_left: [0, 0], dislikes_left: [0, 0], treat_vote: [0, 0] };
     const memo = { step: NaN, value: 0 };
     const o = { ranker: 3, step: 10, stepSeconds: 3600, tauHours: 6, recency: EXP, followers: Int32Array.of(0, 999_999), recencyMemo: memo };
     expect(xInterest.baseScore(cols, 0, 0, o)).toBe(recencyFactor(6, EXP, 6));

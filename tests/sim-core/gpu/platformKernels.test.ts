@@ -304,10 +304,17 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
         evTarget[k * E + e] = x % 5 === 0 ? base + first + (x % 3) : base - 10 + (hash(45, k, e) % (count + 30));
       }
     }
-    const args = { evCount, evAction, evTarget, maxEvents: E, base, first, count };
+    // Row k is user (k x 7) mod users; opinions below 0 (a third), -0 and 0 (both the right side).
+    const users = 40_000;
+    const active = sharedArray('i32', rows);
+    for (let k = 0; k < rows; k++) active[k] = (k * 7) % users;
+    const opinion = sharedArray('f32', users);
+    for (let v = 0; v < users; v++) opinion[v] = v % 3 === 0 ? -0.5 : v % 3 === 1 ? (v % 2 ? -0 : 0) : 0.25;
+    const args = { evCount, evAction, evTarget, active, opinion, maxEvents: E, base, first, count };
+    const counts = () => ({ likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1), likesLeft: sharedArray('i32', 4_000).fill(1), dislikesLeft: sharedArray('i32', 4_000) });
     await onBoth(async (cpu, exec) => {
-      const mine = { likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1) };
-      const theirs = { likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1) };
+      const mine = counts();
+      const theirs = counts();
       for (let t = 0; t < 2; t++) {
         await cpu.run(K.countVotes, { ...args, ...mine }, rows, { chunkRows: 4096 });
         await exec.run(K.countVotes, { ...args, ...theirs }, rows, { chunkRows: 4096 });
@@ -318,14 +325,27 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       await exec.sync();
       expect(Buffer.from(theirs.likes.buffer).equals(Buffer.from(mine.likes.buffer))).toBe(true);
       expect(Buffer.from(theirs.dislikes.buffer).equals(Buffer.from(mine.dislikes.buffer))).toBe(true);
+      expect(Buffer.from(theirs.likesLeft.buffer).equals(Buffer.from(mine.likesLeft.buffer))).toBe(true);
+      expect(Buffer.from(theirs.dislikesLeft.buffer).equals(Buffer.from(mine.dislikesLeft.buffer))).toBe(true);
       let likes = 0;
+      let likesLeft = 0;
+      let dislikesLeft = 0;
       for (let k = 0; k < rows; k++) {
+        const left = opinion[active[k]] < 0;
         for (let e = 0; e < evCount[k]; e++) {
           const r = evTarget[k * E + e] - base;
-          if (evAction[k * E + e] === A.like && r >= first && r < count) likes++;
+          if (r < first || r >= count) continue;
+          if (evAction[k * E + e] === A.like) {
+            likes++;
+            if (left) likesLeft++;
+          } else if (evAction[k * E + e] === A.dislike && left) dislikesLeft++;
         }
       }
       expect(mine.likes.reduce((n, x) => n + x, 0)).toBe(2 * 4_000 + 2 * likes);
+      // The left side's: votes by users of opinion below 0 (not -0), counted twice over the initial 1 and 0.
+      expect(likesLeft).toBeGreaterThan(0);
+      expect(mine.likesLeft.reduce((n, x) => n + x, 0)).toBe(4_000 + 2 * likesLeft);
+      expect(mine.dislikesLeft.reduce((n, x) => n + x, 0)).toBe(2 * dislikesLeft);
       expect(mine.likes[first + 1]).toBeGreaterThan(rows / 20);
       expect(mine.likes[first - 1]).toBe(2);
       expect(mine.dislikes[count]).toBe(1);
