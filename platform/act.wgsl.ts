@@ -112,7 +112,9 @@ ${ROW}
     let dd = f_sub(x, inp[p.o_stance + r]);
     let agree = f_sub(F_ONE, f_mul(dd & F_ABS, F_HALF));
     let m05 = f_add(F_HALF, f_mul(f_add(F_ONE, dot), F_HALF));
-    let c = i32_at(p.o_likes, r) + 2 * i32_at(p.o_reposts, r);
+    // Hidden counts (counts_shown 0) read as none: no social proof, a score of 0.
+    let shown = p.counts_shown != 0u;
+    let c = select(0, i32_at(p.o_likes, r) + 2 * i32_at(p.o_reposts, r), shown);
     var sp1 = F_TWO;
     if (c >= 0 && u32(c) < p.sp_len) { sp1 = f_add(F_ONE, inp[p.o_social_proof + u32(c)]); }
     let followed = b8(p.o_feed_flags, k * p.feed_size + s) == 1u;
@@ -122,7 +124,7 @@ ${ROW}
     var l_share = select(F_ONE, p.label_reshare, flagged);
     if (noted) { l_like = f_mul(l_like, p.note_like); l_share = f_mul(l_share, p.note_reshare); }
     let treat = i32(b8(p.o_treat_vote, r) << 24u) >> 24u;
-    var g = f_div(f_from_i32(i32_at(p.o_likes, r) - i32_at(p.o_dislikes, r) + treat), p.vote_scale);
+    var g = f_div(f_from_i32(select(0, i32_at(p.o_likes, r) - i32_at(p.o_dislikes, r) + treat, shown)), p.vote_scale);
     if (f_lt(F_ONE, g)) { g = F_ONE; } else if (f_lt(g, F_ONE | F_SIGN)) { g = F_ONE | F_SIGN; }
     var up = f_sub(F_ONE, f_mul(p.correction, g));
     if (f_lt(0u, g)) { up = f_add(F_ONE, f_mul(p.herding, g)); }

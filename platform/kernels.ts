@@ -128,7 +128,7 @@ const ACT = {
   },
   writes: { evAction: 'u8', evTarget: 'i32', evCount: 'u16' },
   /** count: rows of the post columns in use (the feeds' posts are among them). */
-  params: [...FEED_PARAMS, 'count', 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'noteLike', 'noteReshare', 'herding', 'correction', 'voteScale', 'noveltyWeight'],
+  params: [...FEED_PARAMS, 'count', 'dim', 'maxEvents', 'key', 'activityRef', 'postExponent', 'step', 'labelLike', 'labelReshare', 'labelReport', 'noteLike', 'noteReshare', 'herding', 'correction', 'voteScale', 'noveltyWeight', 'countsShown'],
 } as const;
 type ActArgs = ArgsOf<typeof ACT>;
 
@@ -176,7 +176,8 @@ function follows(targets: Int32Array, lo: number, deg: number, v: number): boole
  * Each active user reads its feed and samples actions per item from its archetype's parameters x
  * item features: stance agreement a = 1 - |opinion - stance| / 2, topic match m = (1 + cos) / 2,
  * social proof from visible counters (SOCIAL_PROOF), whether the author is followed, the displayed
- * score (herding and correction on votes, platform.votes), novelty (reshares x exp(noveltyWeight x
+ * score (herding and correction on votes, platform.votes; with `countsShown` 0, platform.counts
+ * hidden, both read as counts of 0), novelty (reshares x exp(noveltyWeight x
  * novelty)), and flags (a fact-check label or many reports scale likes, reshares and reports by
  * platform.labels, a shown Community Note likes and reshares by platform.notes.shown; state.ts and
  * notes/notesConfig.ts give the sources of these parameters), all scaled by the attention an
@@ -212,6 +213,7 @@ const act = kernel(ACT, (a, start, end): number[] => {
   const activityRef = f(a.activityRef);
   const postExponent = f(a.postExponent);
   const followedShare = f(1.2);
+  const shown = a.countsShown !== 0;
   // The feed items' post fields, gathered per user before the draws (see below).
   const gRow = new Int32Array(F);
   const gAuthor = new Int32Array(F);
@@ -245,8 +247,9 @@ const act = kernel(ACT, (a, start, end): number[] => {
       gRow[s] = r;
       gAuthor[s] = a.author[r];
       gStance[s] = a.stance[r];
-      gProof[s] = a.likes[r] + 2 * a.reposts[r];
-      gScore[s] = a.likes[r] - a.dislikes[r] + a.treatVote[r];
+      // Hidden counts (platform.counts) read as none: no social proof, a score of 0 (no herding).
+      gProof[s] = shown ? a.likes[r] + 2 * a.reposts[r] : 0;
+      gScore[s] = shown ? a.likes[r] - a.dislikes[r] + a.treatVote[r] : 0;
       gFlags[s] = a.flags[r];
       gNovelty[s] = a.novelty[r];
       gSteps[s] = a.step - a.postStep[r];

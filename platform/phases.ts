@@ -112,6 +112,7 @@ export function actPhase(s: SocialState): Phase {
           correction: s.cfg.votes.correction,
           voteScale: s.cfg.votes.scale,
           noveltyWeight: s.cfg.noveltyWeight,
+          countsShown: s.cfg.counts === 'shown' ? 1 : 0,
         },
         s.feeds.active.length,
         { chunkRows: USER_CHUNK },

@@ -116,6 +116,41 @@ export const socialConfig = z
      * of an article being among the most shared by 14%.
      */
     noveltyWeight: z.number().min(0).default(Math.log(1.14)).describe('reshare probability x exp(noveltyWeight x novelty), novelty in standard deviations (Berger and Milkman 2012)'),
+    /**
+     * Social statistics: shown (the default), or hidden, one of the prosocial interventions Larooij
+     * and Tornberg (arXiv 2508.03385, 2025) test ("hiding social statistics"). Hidden, an item's
+     * counts no longer sway reactions to it: no social proof from likes and reposts (SOCIAL_PROOF
+     * in platform/kernels.ts) and no herding or correction from its displayed score (votes). The
+     * counts are still kept, and rankers still use them; who-to-follow still ranks candidates by
+     * follower count (the platform's suggestion, not a number the user weighs). setParam
+     * platform.counts switches it from a step on.
+     */
+    counts: z.enum(['shown', 'hidden']).default('shown').describe('social statistics (like, repost counts and vote scores): shown, or hidden so they no longer sway reactions (Larooij and Tornberg 2025)'),
+    /**
+     * Feed score multiplier on out-partisan posts, whose stance is on the other side of 0 from the
+     * reader's opinion (recsys/kernels.ts outPartisanScore; a negative score is divided by it): 1,
+     * the default, leaves feeds as they are. "Boosting out-partisan content", one of the prosocial
+     * interventions Larooij and Tornberg (arXiv 2508.03385, 2025) test; they give no multiplier, so
+     * a study chooses one (e.g. 2). With the webgpu backend the feed kernel runs on the CPU while it
+     * is not 1. setParam platform.outPartisan switches it from a step on.
+     */
+    outPartisan: z.number().positive().max(1000).default(1).describe("feed score multiplier on posts whose stance is on the other side of the reader's opinion (1: off; Larooij and Tornberg 2025)"),
+    /**
+     * Downranking dominant voices, one of the prosocial interventions Larooij and Tornberg (arXiv
+     * 2508.03385, 2025) test: the feed score of a post by one of the top `share` of accounts by
+     * follower count (recomputed every step) x `factor` (recsys/prosocial.ts; a negative score is
+     * divided by it). factor 1, the default, is off. share 0.1: their baseline platform concentrates
+     * about three quarters of all followers on about a tenth of the accounts (the "small elite"
+     * they set out to reduce). With the webgpu backend the feed kernel runs on the CPU while factor
+     * is not 1. setParam platform.dominant.factor switches it from a step on.
+     */
+    dominant: z
+      .strictObject({
+        share: z.number().gt(0).max(1).default(0.1).describe('the top share of accounts by follower count whose posts are downranked'),
+        factor: z.number().min(0).max(1).default(1).describe("feed score multiplier on their posts (1: off; 0 puts them last)"),
+      })
+      .default({ share: 0.1, factor: 1 })
+      .describe('downranking dominant voices: posts of the most-followed accounts get a feed score multiplier (off at factor 1; Larooij and Tornberg 2025)'),
     /** Community Notes: crowd-written notes, scored by X's bridging algorithm (notes/). Off by default. */
     notes: notesConfig.prefault({}).describe('Community Notes: who writes and rates notes, how they are scored, what a shown note does (off by default)'),
   })

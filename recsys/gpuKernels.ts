@@ -20,7 +20,8 @@
  *   impression ring (read and written: each user's slots are its own), and the byte arrays written
  *   with atomic and/or on their words (rows share words).
  *
- * The feed kernel stays on the CPU for feeds longer than MAX_FEED, a ranker drawing candidates
+ * The feed kernel stays on the CPU for feeds longer than MAX_FEED, the prosocial terms
+ * (platform.outPartisan or platform.dominant.factor not 1: prosocial.ts), a ranker drawing candidates
  * from the window (random) over a window of 2^21 posts or more (its floor(u x span) is the integer mulhi only below that), and followee
  * rows of 2^21 or more.
  */
@@ -56,9 +57,9 @@ fn set_${name}(j: u32, v: u32) {
 }`;
 
 export const recommendGpu = wgslKernel({
-  params: { ranker: 'none', key: 'key' },
+  params: { ranker: 'none', key: 'key', outBoost: 'none', demote: 'none' },
   words: ['term', 'window', 'mute_mask', 'trending_len'],
-  bind: { ...Object.fromEntries(PACKED.map((k) => [k, 'pack'])), targets: 'split', recF: 'none', recQ: 'none', followers: 'none', seenAt: 'atomic', feedFlags: 'atomic', feedLen: 'atomic' },
+  bind: { ...Object.fromEntries(PACKED.map((k) => [k, 'pack'])), targets: 'split', recF: 'none', recQ: 'none', followers: 'none', seenAt: 'atomic', feedFlags: 'atomic', feedLen: 'atomic', stance: 'none', opinion: 'none', dominant: 'none' },
   result: 'atomic',
   body: () => /* wgsl */ `
 ${RNG_WGSL}
@@ -247,6 +248,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     const { muteA, offsets, count, feedSize } = a;
     const n = offsets.length - 1;
     if (feedSize > MAX_FEED || a.inNetwork > feedSize || maxDegree(offsets) >= EXACT_BELOW) return undefined;
+    // The prosocial terms (platform.outPartisan and .dominant, prosocial.ts) have no WGSL.
+    if (a.outBoost !== 1 || a.demote !== 1) return undefined;
     // The kernel is the bundled rankers' (a plugin's feed kernel has no WGSL, and runs on the CPU).
     const ranker = BUNDLED_RANKERS[a.ranker];
     const window = ranker.outOfNetwork === 'window';

@@ -24,6 +24,7 @@ import { BUNDLED_RANKERS } from './rankerRegistry.ts';
 import { randomScore } from './rankers/random.ts';
 import { MAX_DOT, xInterestScore } from './rankers/xInterest.ts';
 import { FLAG } from '../platform/posts.ts';
+import { outPartisan, scaleScore } from './prosocial.ts';
 import { recentAuthorsGpu, recommendGpu } from './gpuKernels.ts';
 import { recordStaticsGpu } from './recordStatics.wgsl.ts';
 import { baseScoresGpu } from './baseScores.wgsl.ts';
@@ -61,11 +62,16 @@ const RECOMMEND = {
     muteB: 'i32',
     /** Bit per user: has muted someone (so muteA holds pairs of it). */
     muters: 'u8',
+    /** Post stances and user opinions: read only when `outBoost` is not 1 (prosocial.ts). */
+    stance: 'f32',
+    opinion: 'f32',
+    /** Byte per user: 1 for the dominant voices (prosocial.ts markDominant); read only when `demote` is not 1. */
+    dominant: 'u8',
   },
   /** The feed slots of active rows, and the impression ring (seen, seenAt) of their users. */
   writes: { seen: 'i32', seenAt: 'u8', feed: 'i32', feedFlags: 'u8', feedLen: 'u8' },
   /** minRow: first row created at or after minStep; removed: how many posts carry FLAG.removed. */
-  params: ['base', 'count', 'stride', 'dim', 'probe', 'perCluster', 'seenSize', 'feedSize', 'inNetwork', 'ranker', 'minStep', 'minRow', 'perAuthor', 'maxScan', 'removed', 'key'],
+  params: ['base', 'count', 'stride', 'dim', 'probe', 'perCluster', 'seenSize', 'feedSize', 'inNetwork', 'ranker', 'minStep', 'minRow', 'perAuthor', 'maxScan', 'removed', 'key', 'outBoost', 'demote'],
 } as const;
 export type FeedArgs = ArgsOf<typeof RECOMMEND>;
 
@@ -75,7 +81,7 @@ export type FeedArgs = ArgsOf<typeof RECOMMEND>;
  * from (post rows as the records'; `now` the current step).
  */
 export const PLUGIN_FEED = {
-  reads: { ...RECOMMEND.reads, likes: 'i32', dislikes: 'i32', reposts: 'i32', stance: 'f32', cluster: 'u8', opinion: 'f32' },
+  reads: { ...RECOMMEND.reads, likes: 'i32', dislikes: 'i32', reposts: 'i32', cluster: 'u8' },
   writes: RECOMMEND.writes,
   params: [...RECOMMEND.params, 'now', 'stepSeconds'],
 } as const;
@@ -242,6 +248,20 @@ export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, en
       const id = i < C ? a.clusterPosts[i] : a.trending[i - C];
       listBase[i] = id >= a.base && id < a.base + a.count ? SB[(id - a.base) * SS] : 0;
     }
+    // The prosocial terms (prosocial.ts): out-partisan posts' scores x outBoost, dominant voices'
+    // x demote; each off at 1, and nothing read for it.
+    const { outBoost: boost, demote } = a;
+    const boosting = boost !== 1;
+    const demoting = demote !== 1;
+    // The x-interest bar (the best score a cosine of 1 gives), for a boosted post too.
+    const barOf = boost > 1 ? (base: number) => Math.fround(xInterestBar(base) * boost) : xInterestBar;
+    /** The feed score of (user u, row r): the ranker's or the plugin's, then the prosocial terms. */
+    const scored = (u: number, r: number, base: number): number => {
+      let sc = plugin ? plugin(a as PluginFeedArgs, u, r, uq, base) : scoreOf(a, u, r, uq, base, term);
+      if (boosting && outPartisan(a.stance[r], a.opinion[u])) sc = scaleScore(sc, boost);
+      if (demoting && a.dominant[a.rec[r * a.stride + 2]] !== 0) sc = scaleScore(sc, demote);
+      return sc;
+    };
     // `base`: the post's base score (its record's recF).
     const consider = (id: number, base: number) => {
       if (id < a.base || id >= a.base + a.count) return;
@@ -249,8 +269,8 @@ export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, en
       const at = r * a.stride;
       const au = a.rec[at + 2];
       if (a.rec[at + 1] < a.minStep || (followed[au >> 3] & (1 << (au & 7))) !== 0) return;
-      if (xi && nOut === want && xInterestBar(base) < outScores[nOut - 1]) return;
-      const sc = plugin ? plugin(a as PluginFeedArgs, cu, r, uq, base) : scoreOf(a, cu, r, uq, base, term);
+      if (xi && nOut === want && barOf(base) < outScores[nOut - 1]) return;
+      const sc = scored(cu, r, base);
       if (!enters(outIds, outScores, nOut, want, id, sc) || !allowed(a, cu, r, cSeen, cMutes)) return;
       nOut = offer(outIds, outScores, nOut, want, id, sc);
   };
@@ -298,8 +318,8 @@ export function feedLoop(plugin?: PluginScorer): (a: FeedArgs, start: number, en
           const r = id - a.base;
           // Skip the x-interest dot product when even a cosine of 1 could not enter the list.
           const base = chainBase[i * P + c];
-          if (!xi || nIn < a.inNetwork || xInterestBar(base) >= inScores[nIn - 1]) {
-            const sc = plugin ? plugin(a as PluginFeedArgs, u, r, uq, base) : scoreOf(a, u, r, uq, base, term);
+          if (!xi || nIn < a.inNetwork || barOf(base) >= inScores[nIn - 1]) {
+            const sc = scored(u, r, base);
             if (enters(inIds, inScores, nIn, a.inNetwork, id, sc) && allowed(a, u, r, seenBase, mutes)) nIn = offer(inIds, inScores, nIn, a.inNetwork, id, sc);
           }
         }

@@ -12,6 +12,7 @@ import { kernels as K, type PLUGIN_FEED } from './kernels.ts';
 import type { Kernel } from '../sim-core/kernel.ts';
 import { rankerOf } from './rankerRegistry.ts';
 import { RECENCY_CODE } from './rankers/xInterest.ts';
+import { markDominant } from './prosocial.ts';
 
 export function recommendPhase(s: SocialState): Phase {
   // Carried across steps (and saved in checkpoints): the candidate index, the packed post records
@@ -27,6 +28,8 @@ export function recommendPhase(s: SocialState): Phase {
   const newMuters = new IndexList();
   // Interests as int8, as the records hold topics (the feed kernel's interest term); interests are static.
   let interestQ = sharedArray('i8', 0);
+  // Byte per user: among the dominant voices this step (platform.dominant; rewritten every step it is on).
+  let dominant = sharedArray('u8', 0);
   return {
     name: 'recommend',
     state: st,
@@ -57,6 +60,14 @@ export function recommendPhase(s: SocialState): Phase {
       const removed = await records.update(s.posts, { ranker, step: ctx.step, stepSeconds: world.stepSeconds, tauHours: s.cfg.tauHours, recency, followers: s.follows.followers });
       await rebuildCandidates(world.exec, idx, s.posts, records, { ranker, minStep: s.posts.minStep, key });
       const p = s.posts.cols;
+      const boosting = s.cfg.outPartisan !== 1;
+      // Downranking dominant voices: who they are now (the host keeps the follower counts).
+      const demoting = s.cfg.dominant.factor !== 1;
+      if (demoting) {
+        if (dominant.length !== world.agents.length) dominant = sharedArray('u8', world.agents.length);
+        markDominant(s.follows.followers, s.cfg.dominant.share, dominant);
+        s.follows.wrote(dominant);
+      }
       const G = world.graph.following;
       // Authors with posts in the window, so the feed kernel skips silent followees cheaply.
       if (st.recent.length === 0) st.recent = sharedArray('u8', (world.agents.length + 7) >> 3);
@@ -110,24 +121,36 @@ export function recommendPhase(s: SocialState): Phase {
         maxScan: s.cfg.maxScan,
         removed,
         key,
+        // The prosocial terms (prosocial.ts); their arrays only where they are read (a device
+        // executor would bring them back for nothing).
+        outBoost: s.cfg.outPartisan,
+        stance: boosting || plugin ? p.stance : NO_F32,
+        opinion: boosting || plugin ? world.agents.columns.opinion : NO_F32,
+        demote: s.cfg.dominant.factor,
+        dominant: demoting ? dominant : NO_U8,
       };
       if (!plugin) {
+        for (const [on, what] of [[boosting, 'platform.outPartisan'], [demoting, 'platform.dominant.factor']] as const) {
+          if (on && s.feeds.onDevice) saysOnCpu(what, `${what} is not 1: the feed kernel runs on the CPU (the prosocial terms have no WGSL); the other kernels stay on the device`);
+        }
         await world.exec.run(K.recommend, args, s.feeds.active.length, { chunkRows: USER_CHUNK });
         return;
       }
-      if (s.feeds.onDevice) saysOnCpu(plugin.name);
+      if (s.feeds.onDevice) saysOnCpu(plugin.name, `ranker ${plugin.name} is a plugin's: its feed kernel runs on the CPU (user scoring has no WGSL); the other kernels stay on the device`);
       // A plugin's feed kernel reads the post and user features its score function receives.
-      const features = { likes: p.likes, dislikes: p.dislikes, reposts: p.reposts, stance: p.stance, cluster: p.cluster, opinion: world.agents.columns.opinion, now: ctx.step, stepSeconds: world.stepSeconds };
+      const features = { likes: p.likes, dislikes: p.dislikes, reposts: p.reposts, cluster: p.cluster, now: ctx.step, stepSeconds: world.stepSeconds };
       await world.exec.run(plugin.feed as Kernel<typeof PLUGIN_FEED>, { ...args, ...features }, s.feeds.active.length, { chunkRows: USER_CHUNK });
     },
   };
 }
 
 const toldCpu = new Set<string>();
+const NO_F32 = sharedArray('f32', 0);
+const NO_U8 = sharedArray('u8', 0);
 
-/** Says once per ranker that a plugin's feed scoring runs on the CPU beside a device's kernels. */
-function saysOnCpu(name: string): void {
-  if (toldCpu.has(name)) return;
-  toldCpu.add(name);
-  process.stderr.write(`socsim: ranker ${name} is a plugin's: its feed kernel runs on the CPU (user scoring has no WGSL); the other kernels stay on the device\n`);
+/** Says once per cause (a plugin's ranker, platform.outPartisan) that the feed kernel runs on the CPU beside a device's kernels. */
+function saysOnCpu(cause: string, message: string): void {
+  if (toldCpu.has(cause)) return;
+  toldCpu.add(cause);
+  process.stderr.write(`socsim: ${message}\n`);
 }

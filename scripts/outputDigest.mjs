@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Prints a SHA-256 per output file of every bundled scenario (social-feed once per ranker, with
- * every intervention kind, and with Community Notes by each scoring) and every bundled experiment, run small, so that a refactor can
+ * every intervention kind, with the prosocial options, and with Community Notes by each scoring) and every bundled experiment, run small, so that a refactor can
  * show its outputs are byte-identical to the commit before it:
  *
  *   node scripts/outputDigest.mjs --backend cpu > after.txt   (in each tree; then diff)
@@ -74,6 +74,9 @@ const interventions = [
 const params = path.join(work, 'interventions.json');
 writeFileSync(params, JSON.stringify({ interventions }));
 runs.push(['social-feed-interventions', ['social-feed', '--agents', '4000', '--steps', '12', '--params', params, '--events']]);
+// The prosocial options (hidden counts, out-partisan boost, downranked dominant voices), all on.
+const prosocial = ['counts=hidden', 'outPartisan=3', 'dominant.factor=0.5'].flatMap((s) => ['--set', `platform.${s}`]);
+runs.push(['social-feed-prosocial', ['social-feed', '--agents', '4000', '--steps', '12', ...prosocial, '--events']]);
 for (const scoring of ['bridging', 'majority']) {
   const notes = ['enabled=true', `scoring=${scoring}`, 'contributors=0.2', 'rate=0.5', 'queue=10'].flatMap((s) => ['--set', `platform.notes.${s}`]);
   runs.push([`social-feed-notes-${scoring}`, ['social-feed', '--agents', '4000', '--steps', '12', ...notes]]);

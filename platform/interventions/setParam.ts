@@ -25,6 +25,10 @@ export const SETTABLE_PLATFORM = [
   'votes.herding',
   'votes.correction',
   'votes.scale',
+  'counts',
+  'outPartisan',
+  'dominant.share',
+  'dominant.factor',
 ] as const;
 
 const settable = [...SETTABLE_PLATFORM.map((k) => `platform.${k}`), ...BEHAVIOUR_PARAMS.map((p) => `behaviour.${p}`)] as [string, ...string[]];

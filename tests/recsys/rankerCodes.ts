@@ -6,4 +6,5 @@ export const RANKER = {
   random: rankerCode('random'),
   redditHot: rankerCode('reddit-hot'),
   xInterest: rankerCode('x-interest'),
+  bridging: rankerCode('bridging'),
 } as const;

@@ -147,6 +147,29 @@ describe.skipIf(!gpu)(`post base scores on WebGPU (${gpu?.adapter})`, () => {
     expect(ties).toBeGreaterThan(100);
   });
 
+  it('bridging (per-side vote counts) stays on the CPU, into the same column', async () => {
+    const inner = createExecutor(1);
+    const exec = new GpuExecutor(gpu!, inner);
+    try {
+      const posts = new PostTable(4, 64);
+      for (let i = 0; i < 10; i++) posts.add({ author: i, step: 2, kind: KIND.original, parent: -1, root: -1, rootAuthor: 0, depth: 0, stance: 0, cluster: 0, flags: 0, prevByAuthor: -1 }, [1, 0, 0, 0]);
+      // Row 9: 4 likes, 3 of them from the left: min(4/5, 2/3). Row 8: 2 dislikes from the left: min(1/4, 1/2).
+      posts.cols.likes[9] = 4;
+      posts.cols.likes_left[9] = 3;
+      posts.cols.dislikes[8] = 2;
+      posts.cols.dislikes_left[8] = 2;
+      const records = new PostRecords(4).bind(exec);
+      await records.update(posts, { ranker: RANKER.bridging, step: 8, stepSeconds: 3600, tauHours: 6, recency: 0, followers: new Int32Array(10) });
+      await exec.sync([records.score]);
+      expect(records.score[9]).toBe(Math.fround(Math.exp(-1) * (2 / 3)));
+      expect(records.score[8]).toBe(Math.fround(Math.exp(-1) * 0.25));
+      expect(records.score[0]).toBe(Math.fround(Math.exp(-1) * 0.5));
+      expect(exec.counts.gpu.get('baseScores')).toBeUndefined();
+    } finally {
+      await inner.close();
+    }
+  });
+
   it('reddit-hot (a base-10 logarithm) stays on the CPU, into the same column', async () => {
     const inner = createExecutor(1);
     const exec = new GpuExecutor(gpu!, inner);

@@ -22,6 +22,7 @@ describe.skipIf(!gpu)(`the candidate lists on WebGPU (${gpu?.adapter})`, () => {
     { ranker: 'random', code: RANKER.random },
     { ranker: 'reddit-hot', code: RANKER.redditHot },
     { ranker: 'x-interest', code: RANKER.xInterest },
+    { ranker: 'bridging', code: RANKER.bridging },
   ])('$ranker: the same entries and lists', async ({ code }) => {
     const w = candidateWorld(30_011);
     const cpu = createExecutor(2);

@@ -509,7 +509,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
     const attention = attentionTable(193, 0.4, 0.4, 0.25);
     const args = {
       active, feed, feedFlags, feedLen, feedSize: F, base, ...post, count: posts, dim: D, opinion, interest, archetype, behaviour, followers, offsets, targets, sessions, activity,
-      attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, noteLike: 0.559, noteReshare: 0.539, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14),
+      attention, socialProof: SOCIAL_PROOF, step, maxEvents, activityRef: 0.3, postExponent: 0.7, labelLike: 0.8, labelReshare: 0.75, labelReport: 2, noteLike: 0.559, noteReshare: 0.539, herding: 0.32, correction: 0.5, voteScale: 3, noveltyWeight: Math.log(1.14), countsShown: 1,
     };
     const outputs = () => {
       const o = { evAction: sharedArray('u8', rows * maxEvents + 8), evTarget: sharedArray('i32', rows * maxEvents), evCount: sharedArray('u16', rows + 1) };
@@ -529,11 +529,12 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       // On this adapter, and as on one with WebGPU's default of 8 storage buffers per shader (3 ranges).
       for (const storage of [gpu!.limits.maxStorageBuffersPerShaderStage, 8]) {
         const exec = new GpuExecutor({ ...gpu!, limits: { ...gpu!.limits, maxStorageBuffersPerShaderStage: storage } }, inner, { maxBindingBytes });
-        for (const key of [12345, 2 ** 45 + 3]) {
+        // The second call with the counts hidden (platform.counts).
+        for (const [key, countsShown] of [[12345, 1], [2 ** 45 + 3, 0]]) {
           const mine = outputs();
           const theirs = outputs();
-          const want = await cpu.reduce(K.act, { ...args, key, ...mine }, rows, { chunkRows: 1024 });
-          const got = await exec.reduce(K.act, { ...args, key, ...theirs }, rows, { chunkRows: 1024 });
+          const want = await cpu.reduce(K.act, { ...args, key, countsShown, ...mine }, rows, { chunkRows: 1024 });
+          const got = await exec.reduce(K.act, { ...args, key, countsShown, ...theirs }, rows, { chunkRows: 1024 });
           await exec.sync();
           expect(got).toEqual(want);
           for (const name of ['evAction', 'evTarget', 'evCount'] as const) expect(Buffer.from(theirs[name].buffer).equals(Buffer.from(mine[name].buffer)), `key ${key}: ${name}`).toBe(true);

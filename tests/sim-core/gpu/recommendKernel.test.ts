@@ -87,6 +87,8 @@ function world(removedShare: number) {
       active, offsets, targets, latest, recent, rootAuthor, flags, rec, recF, recQ, score, followers: sharedArray('i32', users), interestQ, userClusters, clusterPosts, trending,
       muteA: mutes.keysA, muteB: mutes.keysB, muters, base, count: posts, stride, dim: D, probe, perCluster, seenSize, minStep, minRow, perAuthor: 2, maxScan: 32,
       removed: flags.reduce((n, f) => n + (f === 0 ? 0 : 1), 0),
+      // No prosocial terms (platform.outPartisan and dominant.factor 1): their arrays are not read.
+      stance: sharedArray('f32', 0), opinion: sharedArray('f32', 0), outBoost: 1, dominant: sharedArray('u8', 0), demote: 1,
     },
   };
 }
@@ -124,6 +126,7 @@ describe.skipIf(!gpu)(`the recommend phase's kernels on WebGPU (${gpu?.adapter})
     { ranker: 'random', code: RANKER.random, removed: 0.05 },
     { ranker: 'reddit-hot', code: RANKER.redditHot, removed: 0.05 },
     { ranker: 'x-interest', code: RANKER.xInterest, removed: 0 },
+    { ranker: 'bridging', code: RANKER.bridging, removed: 0.05 },
     // As on an adapter with WebGPU's default of 8 storage buffers per shader: the followee targets in one range.
     { ranker: 'x-interest at 8 storage buffers per shader', code: RANKER.xInterest, removed: 0, storage: 8 },
   ])('$ranker: the same feeds, flags, lengths, impression rings and total over two steps', async ({ code, removed, storage }) => {
