@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectSameFiles, socsim, tempDir } from '../runner/cliHelpers.ts';
+import { expectSameFiles, runAndStop, socsim, tempDir } from '../runner/cliHelpers.ts';
 import { gpuOrSkip } from '../gpuHelpers.ts';
 
 const gpu = await gpuOrSkip('the bridging ranker on the webgpu backend');
@@ -31,9 +31,14 @@ describe('bridging and the prosocial options in runs', () => {
     expect(() => expectSameFiles(plain.dir, bridging.dir)).toThrow();
   });
 
-  it('the same bytes on one thread', () => {
+  it('the same bytes on one thread, and stopped and resumed (the per-side counts are checkpointed)', async () => {
     expectSameFiles(bridging.dir, run('bridging-one', ['--set', 'platform.ranker=bridging', '--threads', '1']).dir);
     expectSameFiles(prosocial.dir, run('prosocial-one', [...PROSOCIAL, '--threads', '1']).dir);
+    const stopped = path.join(tmp, 'stopped');
+    await runAndStop([...RUN, '--set', 'platform.ranker=bridging', '--checkpoint-every', '1'], stopped, 6, 'SIGINT');
+    const resumed = socsim(['run', '--resume', stopped, '--quiet']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectSameFiles(bridging.dir, stopped);
   });
 
   it.skipIf(!gpu)('the same bytes on the webgpu backend; the prosocial feed terms say once that the feed kernel runs on the CPU', () => {
