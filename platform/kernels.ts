@@ -441,22 +441,22 @@ const impressions = kernel({ reads: FEED_READS, writes: { impressions: 'i32' }, 
 /**
  * The step's likes and dislikes added to their posts' counts: active row k's actions are
  * evAction and evTarget[k x maxEvents ..], evCount[k] of them, targets the ids of live posts (rows
- * first .. count - 1; others are not counted). A vote by an account whose opinion is below 0 (the
- * voter is active[k]; opinions are those it acted on: update comes later in the step) also counts
+ * first .. count - 1; others are not counted). A vote by a row whose voter's opinion
+ * (voterOpinion[k], the one it acted on: update comes later in the step) is below 0 also counts
  * in likesLeft or dislikesLeft, the per-side counts of the bridging ranker. Two threads' rows can
  * like the same post, so the adds are atomic; the counts do not depend on their order. A device
  * version writes those rows only (platform/kernels.wgsl.ts).
  */
 const countVotes = kernel(
   {
-    reads: { evCount: 'u16', evAction: 'u8', evTarget: 'i32', active: 'i32', opinion: 'f32' },
+    reads: { evCount: 'u16', evAction: 'u8', evTarget: 'i32', voterOpinion: 'f32' },
     writes: { likes: 'i32', dislikes: 'i32', likesLeft: 'i32', dislikesLeft: 'i32' },
     params: ['maxEvents', 'base', 'first', 'count'],
   },
   (a, start, end): void => {
     const { evCount, evAction, evTarget, likes, dislikes, likesLeft, dislikesLeft, maxEvents: E, base, first, count } = a;
     for (let k = start; k < end; k++) {
-      const left = a.opinion[a.active[k]] < 0;
+      const left = a.voterOpinion[k] < 0;
       for (let j = k * E; j < k * E + evCount[k]; j++) {
         const act = evAction[j];
         if (act !== A.like && act !== A.dislike) continue;

@@ -246,18 +246,18 @@ ${ROW}
 /**
  * countVotes: one invocation per active row, adding one to the like or dislike count of the live
  * post each of its likes or dislikes targets, and to its left side's when the voter's opinion is
- * below 0 (atomic adds, as impressions). The voter's row and opinion are a pack: with the event
- * arrays and the four counts that makes the eight storage bindings WebGPU guarantees.
+ * below 0 (atomic adds, as impressions). The event arrays, the voters' opinions and the four
+ * counts are the eight storage bindings WebGPU guarantees.
  */
 export const countVotesGpu = wgslKernel({
-  bind: { active: 'pack', opinion: 'pack', likes: 'atomic', dislikes: 'atomic', likesLeft: 'atomic', dislikesLeft: 'atomic' },
+  bind: { likes: 'atomic', dislikes: 'atomic', likesLeft: 'atomic', dislikesLeft: 'atomic' },
   body: () => /* wgsl */ `
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ${ROW}
   let n = (ev_count[v >> 1u] >> ((v & 1u) * 16u)) & 0xffffu;
   // A float comparison: -0 and NaN are not below 0, as on the CPU.
-  let left = bitcast<f32>(inp[p.o_opinion + inp[p.o_active + v]]) < 0.0;
+  let left = bitcast<f32>(voter_opinion[v]) < 0.0;
   for (var j = v * p.max_events; j < v * p.max_events + n; j++) {
     let act = (ev_action[j >> 2u] >> ((j & 3u) * 8u)) & 0xffu;
     if (act != ${A.like}u && act != ${A.dislike}u) { continue; }
@@ -274,7 +274,7 @@ ${ROW}
 }`,
   build(a, rows) {
     const { evCount, evTarget, likes, dislikes, likesLeft, dislikesLeft, maxEvents, first, count } = a;
-    if (evCount.length < rows || evTarget.length < rows * maxEvents || a.active.length < rows || count > Math.min(likes.length, dislikes.length, likesLeft.length, dislikesLeft.length) || first < 0 || a.base > 0x7fffffff) return undefined;
+    if (evCount.length < rows || evTarget.length < rows * maxEvents || a.voterOpinion.length < rows || count > Math.min(likes.length, dislikes.length, likesLeft.length, dislikesLeft.length) || first < 0 || a.base > 0x7fffffff) return undefined;
     return { gridRows: rows, wrote: { likes: [first, count], dislikes: [first, count], likesLeft: [first, count], dislikesLeft: [first, count] } };
   },
 });

@@ -139,9 +139,9 @@ export const socialConfig = z
      * Downranking dominant voices, one of the prosocial interventions Larooij and Tornberg (arXiv
      * 2508.03385, 2025) test: the feed score of a post by one of the top `share` of accounts by
      * follower count (recomputed every step) x `factor` (recsys/prosocial.ts; a negative score is
-     * divided by it). factor 1, the default, is off. share 0.1: their baseline platform concentrates
-     * about three quarters of all followers on about a tenth of the accounts (the "small elite"
-     * they set out to reduce). With the webgpu backend the feed kernel runs on the CPU while factor
+     * divided by it). factor 1, the default, is off. share 0.1: the size of the "small elite" their
+     * baseline platform forms (about a tenth of the accounts holding about three quarters of the
+     * followers, as summaries of the paper report it; its tables were not at hand). With the webgpu backend the feed kernel runs on the CPU while factor
      * is not 1. setParam platform.dominant.factor switches it from a step on.
      */
     dominant: z

@@ -304,13 +304,10 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
         evTarget[k * E + e] = x % 5 === 0 ? base + first + (x % 3) : base - 10 + (hash(45, k, e) % (count + 30));
       }
     }
-    // Row k is user (k x 7) mod users; opinions below 0 (a third), -0 and 0 (both the right side).
-    const users = 40_000;
-    const active = sharedArray('i32', rows);
-    for (let k = 0; k < rows; k++) active[k] = (k * 7) % users;
-    const opinion = sharedArray('f32', users);
-    for (let v = 0; v < users; v++) opinion[v] = v % 3 === 0 ? -0.5 : v % 3 === 1 ? (v % 2 ? -0 : 0) : 0.25;
-    const args = { evCount, evAction, evTarget, active, opinion, maxEvents: E, base, first, count };
+    // Voters' opinions below 0 (a third of the rows), -0 and 0 (both the right side).
+    const voterOpinion = sharedArray('f32', rows);
+    for (let k = 0; k < rows; k++) voterOpinion[k] = k % 3 === 0 ? -0.5 : k % 3 === 1 ? (k % 2 ? -0 : 0) : 0.25;
+    const args = { evCount, evAction, evTarget, voterOpinion, maxEvents: E, base, first, count };
     const counts = () => ({ likes: sharedArray('i32', 4_000).fill(2), dislikes: sharedArray('i32', 4_000).fill(1), likesLeft: sharedArray('i32', 4_000).fill(1), dislikesLeft: sharedArray('i32', 4_000) });
     await onBoth(async (cpu, exec) => {
       const mine = counts();
@@ -331,7 +328,7 @@ describe.skipIf(!gpu)(`platform kernels on WebGPU (${gpu?.adapter})`, () => {
       let likesLeft = 0;
       let dislikesLeft = 0;
       for (let k = 0; k < rows; k++) {
-        const left = opinion[active[k]] < 0;
+        const left = voterOpinion[k] < 0;
         for (let e = 0; e < evCount[k]; e++) {
           const r = evTarget[k * E + e] - base;
           if (r < first || r >= count) continue;
