@@ -144,8 +144,8 @@ export type TableMove = { at: PostArrays; from: number; rows: number; grow?: und
 
 /**
  * Post columns the host changes after a post is created: counters (apply), flags (apply,
- * interventions), rank (downrank). Impressions, likes and dislikes (and their left sides) are counted by kernels
- * (COUNTED_COLUMNS), which the executor sees.
+ * interventions), rank (downrank). Impressions, likes and dislikes (and their left sides) are
+ * counted by kernels (COUNTED_COLUMNS), which the executor sees.
  */
 const MUTABLE_POST_COLUMNS = new Set<string>(['reposts', 'quotes', 'comments', 'reports', 'flags', 'rank']);
 

@@ -128,11 +128,12 @@ export const socialConfig = z
     counts: z.enum(['shown', 'hidden']).default('shown').describe('social statistics (like, repost counts and vote scores): shown, or hidden so they no longer sway reactions (Larooij and Tornberg 2025)'),
     /**
      * Feed score multiplier on out-partisan posts, whose stance is on the other side of 0 from the
-     * reader's opinion (recsys/kernels.ts outPartisanScore; a negative score is divided by it): 1,
-     * the default, leaves feeds as they are. "Boosting out-partisan content", one of the prosocial
-     * interventions Larooij and Tornberg (arXiv 2508.03385, 2025) test; they give no multiplier, so
-     * a study chooses one (e.g. 2). With the webgpu backend the feed kernel runs on the CPU while it
-     * is not 1. setParam platform.outPartisan switches it from a step on.
+     * reader's opinion (recsys/prosocial.ts; a negative score is divided by it): 1, the default,
+     * leaves feeds as they are. "Boosting out-partisan content", one of the prosocial interventions
+     * Larooij and Tornberg (arXiv 2508.03385, 2025) test; they give no multiplier, so a study
+     * chooses one (e.g. 2). At most 1000, which keeps every ranker's scores finite in float32. With
+     * the webgpu backend the feed kernel runs on the CPU while it is not 1. setParam
+     * platform.outPartisan switches it from a step on.
      */
     outPartisan: z.number().positive().max(1000).default(1).describe("feed score multiplier on posts whose stance is on the other side of the reader's opinion (1: off; Larooij and Tornberg 2025)"),
     /**
@@ -141,8 +142,9 @@ export const socialConfig = z
      * follower count (recomputed every step) x `factor` (recsys/prosocial.ts; a negative score is
      * divided by it). factor 1, the default, is off. share 0.1: the size of the "small elite" their
      * baseline platform forms (about a tenth of the accounts holding about three quarters of the
-     * followers, as summaries of the paper report it; its tables were not at hand). With the webgpu backend the feed kernel runs on the CPU while factor
-     * is not 1. setParam platform.dominant.factor switches it from a step on.
+     * followers, as summaries of the paper report it; its tables were not at hand). With the
+     * webgpu backend the feed kernel runs on the CPU while factor is not 1. setParam
+     * platform.dominant.factor switches it from a step on.
      */
     dominant: z
       .strictObject({

@@ -558,8 +558,9 @@ const recordStatics = kernel(
  * exponential or logarithm: x-interest's R(age) for the creation steps firstStep .. now, and the
  * follower factor F(f) for f = 999 .. 999 + factors.length - 1 (below 999 it is 1), both made with
  * x-interest's functions (rankers/xInterest.ts). `likesLeft` and `dislikesLeft` are the per-side
- * vote counts for a ranker that reads them (Recommender.bySide), empty for the others. Its second partial counts the rows whose author's follower count is past
- * the table, for the caller to extend it and run again.
+ * vote counts for a ranker that reads them (Recommender.bySide), empty for the others. Its second
+ * partial counts the rows whose author's follower count is past the table, for the caller to
+ * extend it and run again.
  */
 const baseScores = kernel(
   {

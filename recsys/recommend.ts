@@ -148,7 +148,7 @@ const toldCpu = new Set<string>();
 const NO_F32 = sharedArray('f32', 0);
 const NO_U8 = sharedArray('u8', 0);
 
-/** Says once per cause (a plugin's ranker, platform.outPartisan) that the feed kernel runs on the CPU beside a device's kernels. */
+/** Says once per cause (a plugin's ranker, a prosocial feed term) that the feed kernel runs on the CPU beside a device's kernels. */
 function saysOnCpu(cause: string, message: string): void {
   if (toldCpu.has(cause)) return;
   toldCpu.add(cause);

@@ -4,7 +4,7 @@
  * should after it. The bridging ranker on both backends is in tests/runner/backends.
  */
 import { describe, expect, it } from 'vitest';
-import { col, INJECT, read, rows, run, runsDir } from './runs.ts';
+import { col, INJECT, read, refused, rows, run, runsDir } from './runs.ts';
 
 const tmp = runsDir('prosocial');
 const AT = 3;
@@ -19,6 +19,12 @@ const sum = (dir: string, metric: string, from = AT) => rows(read(dir, 'metrics.
 
 describe('prosocial options', () => {
   const base = run(tmp, 'base', [INJECT]);
+
+  it('setParam refuses a value out of range, in one line naming the field', () => {
+    refused(tmp, [at('platform.outPartisan', 0)], /interventions\.0\.value: platform\.outPartisan = 0: /);
+    refused(tmp, [at('platform.counts', 'off')], /interventions\.0\.value: platform\.counts = "off": /);
+    refused(tmp, [at('platform.dominant.factor', 2)], /interventions\.0\.value: platform\.dominant\.factor = 2: /);
+  });
 
   it('platform.counts hidden: from its step, fewer likes and reactions (no social proof, no herding), the same before', () => {
     const dir = run(tmp, 'hidden', [INJECT, at('platform.counts', 'hidden')]);
