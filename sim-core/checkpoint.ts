@@ -17,7 +17,7 @@
  * phase must therefore keep what it carries across steps in objects reachable from its `state`,
  * not in closure variables that hold typed arrays.
  *
- * File layout (format versions 2 and 3), all integers little-endian:
+ * File layout (format versions 2 to 4), all integers little-endian:
  *   0  "SOCSIMCK" (8 bytes)
  *   8  format version (u32)
  *  12  JSON length (u32)
@@ -31,7 +31,8 @@
  * length, no checks; JSON from byte 16) is refused by its version. The version also moves when the
  * tree a run saves changes shape, since restoring in place cannot map one shape onto another:
  * version 3 has the layout of 2, with the social platform's state as named tables (platform/
- * state.ts) where 2 held one flat object; a version 2 file is refused by its version.
+ * state.ts) where 2 held one flat object; version 4 adds the Community Notes table, the posts'
+ * votes by side and the LLM tokens spent. Files of an earlier version are refused by it.
  *
  * Reading verifies before anything is restored: the magic, the version, the header check, the
  * length against the file's size, then the SHA-256 over the whole file, in one pass of bounded
@@ -49,7 +50,7 @@ import type { TypedArray } from './table.ts';
 
 const MAGIC = 'SOCSIMCK';
 /** The format version this socsim writes and reads. */
-export const CHECKPOINT_VERSION = 3;
+export const CHECKPOINT_VERSION = 4;
 /** Bytes of the fixed header (magic, version, JSON length, file length, header check). */
 const HEAD = 32;
 /** Bytes of the trailer: a SHA-256 digest. */

@@ -221,7 +221,9 @@ describe('the packed package, outside the checkout', () => {
   });
 
   it('serves the dashboard of the experiment', async () => {
-    const child = spawn('npx', ['socsim', 'serve', 'runs/seeding', '--port', '0'], { cwd: study, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // In a process group of its own: npx does not pass SIGTERM on to the server it starts, which
+    // outlived the test until the group was killed.
+    const child = spawn('npx', ['socsim', 'serve', 'runs/seeding', '--port', '0'], { cwd: study, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let text = '';
@@ -238,7 +240,7 @@ describe('the packed package, outside the checkout', () => {
       const plan = await fetch(`${url}/run/experiment.json`);
       expect(plan.status).toBe(200);
     } finally {
-      child.kill('SIGTERM');
+      process.kill(-child.pid!, 'SIGTERM');
     }
   });
 
