@@ -68,9 +68,10 @@ describe('lockDirectory', () => {
 
 describe('writerState without a lock file (a run from before locks)', () => {
   it('counts an exited process that is not yet reaped as gone', () => {
-    // sh starts `sleep 0` in the background, then becomes `sleep 60`, which never reaps it: a
-    // zombie until the test kills the parent (long enough for a loaded machine to look at it).
-    const r = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // sh starts `sleep 0.2` in the background, then becomes `sleep 60`, which never reaps it: a
+    // zombie until the test kills the parent (long enough for a loaded machine to look at it). The
+    // child outlives the exec, so sh cannot reap it first (with `sleep 0` it sometimes did).
+    const r = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     return new Promise<void>((resolve, reject) => {
       r.stdout!.once('data', (d: Buffer) => {
         try {
