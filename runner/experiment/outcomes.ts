@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Table } from 'apache-arrow';
+import { DataType, Precision, type Table } from 'apache-arrow';
 import { z } from 'zod';
 import { InputError, isInputError } from '../../sim-core/errors.ts';
 import { readArrowFile } from '../../sim-core/io/arrowFile.ts';
@@ -88,7 +88,21 @@ export function openRun(dir: string): RunView {
     cache.set(asked, t);
     return t;
   };
-  return { dir, manifest, table, rows: (name) => tableRows(table(name), name) };
+  // Each table's columns as plain values, made once: outcomes that read one table (posts.arrow of a
+  // week-long run: ~10^5-10^6 rows) each iterate it, and reading a cell through Arrow costs more
+  // than the outcome's own work.
+  const columns = new Map<string, { names: string[]; cols: unknown[][]; rows: number }>();
+  const rows = (name: string): Iterable<Row> => {
+    let c = columns.get(name);
+    if (!c) {
+      const t = table(name);
+      const names = t.schema.fields.map((f) => f.name);
+      c = { names, cols: names.map((n) => columnValues(t, n, name)), rows: t.numRows };
+      columns.set(name, c);
+    }
+    return tableRows(c.names, c.cols, c.rows);
+  };
+  return { dir, manifest, table, rows };
 }
 
 /** The column `name` of `t` as plain values (dictionary columns as strings, bigints as numbers). */
@@ -99,6 +113,10 @@ function columnValues(t: Table, name: string, tableName: string): unknown[] {
     const near = closestKey(name, names);
     throw new InputError(`${tableName} has no column ${name}${near ? `; did you mean ${near}?` : `; its columns: ${names.join(', ')}`}`);
   }
+  // A numeric column without nulls is read whole (the same numbers as cell by cell, far faster).
+  const numeric = DataType.isInt(col.type) || (DataType.isFloat(col.type) && col.type.precision !== Precision.HALF);
+  const whole = numeric && col.nullCount === 0 ? (col.toArray() as unknown) : undefined;
+  if (ArrayBuffer.isView(whole) && !(whole instanceof BigInt64Array) && !(whole instanceof BigUint64Array)) return whole as unknown as unknown[];
   const out = new Array<unknown>(col.length);
   for (let i = 0; i < col.length; i++) {
     const v = col.get(i);
@@ -107,10 +125,8 @@ function columnValues(t: Table, name: string, tableName: string): unknown[] {
   return out;
 }
 
-function* tableRows(t: Table, tableName: string): Iterable<Row> {
-  const names = t.schema.fields.map((f) => f.name);
-  const cols = names.map((n) => columnValues(t, n, tableName));
-  for (let i = 0; i < t.numRows; i++) {
+function* tableRows(names: readonly string[], cols: readonly unknown[][], rows: number): Iterable<Row> {
+  for (let i = 0; i < rows; i++) {
     const row: Row = {};
     for (let c = 0; c < names.length; c++) row[names[c]] = cols[c][i];
     yield row;
